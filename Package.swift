@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Debian's -dev packages provide every C library; `make setup` installs the missing ones.
+let package = Package(
+    name: "feedingest",
+    products: [
+        .library(name: "ExpatXML", targets: ["ExpatXML"]),
+        .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        .target(name: "ExpatXML", dependencies: ["CExpat"]),
+
+        .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
+        .executableTarget(
+            name: "ExpatBench",
+            dependencies: ["ExpatXML", "CExpatNoop", "CZlib"],
+            path: "Benchmarks/ExpatBench"
+        ),
+
+        .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

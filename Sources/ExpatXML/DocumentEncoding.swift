@@ -1,0 +1,216 @@
+/// The character encoding a parser chose for a document, and why.
+public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
+    /// Where the encoding came from, in order of precedence (RFC 7303, section 3).
+    public enum Source: String, Sendable, Hashable {
+        /// A byte-order mark, or UTF-16 bytes that cannot be anything else.
+        case byteOrderMark
+        /// ``ExpatXMLConfiguration/charsetHint``, for example an HTTP `Content-Type` charset.
+        case charsetHint
+        /// The `encoding` of the XML declaration.
+        case declaration
+        /// Nothing said otherwise, so UTF-8 (XML 1.0, section 4.3.3).
+        case defaulted
+    }
+
+    /// The decoder's canonical name, for example `UTF-8`, `windows-1252` or `Shift_JIS`.
+    public var name: String
+    /// The label as found in the hint or the declaration, before resolution; `nil` for BOMs and the default.
+    public var label: String?
+    /// Where it came from.
+    public var source: Source
+
+    /// Creates a value.
+    public init(name: String, label: String?, source: Source) {
+        self.name = name
+        self.label = label
+        self.source = source
+    }
+
+    /// `name (source)`, with the label when it differs from the name.
+    public var description: String {
+        if let label, label.lowercased() != name.lowercased() { return "\(name) (from \(source.rawValue) '\(label)')" }
+        return "\(name) (\(source.rawValue))"
+    }
+}
+
+/// How the bytes of an encoding reach expat.
+enum Decoder: Equatable {
+    /// expat decodes it itself; `expatName` is passed as the protocol encoding, or `nil` to let expat detect.
+    case native(expatName: String?)
+    /// A single-byte charset: expat decodes it through a 256-entry table built once with iconv.
+    case singleByte(iconvName: String)
+    /// A multi-byte charset: iconv transcodes the stream to UTF-8 in front of expat.
+    case transcoded(iconvName: String)
+}
+
+/// One resolved encoding label.
+struct EncodingLabel: Equatable {
+    var canonicalName: String
+    var decoder: Decoder
+
+    /// Resolves a label the way the WHATWG Encoding Standard does for the encodings feeds use;
+    /// labels it does not list go to iconv by name. `nil` when nothing can decode it.
+    static func resolve(_ label: String) -> EncodingLabel? {
+        let key = label.trimmingASCIIWhitespace().lowercased()
+        if let known = table[key] { return known }
+        // iso-8859-N and windows-125N spelled in any of the usual ways.
+        if let number = key.numberAfter(prefixes: ["iso-8859-", "iso8859-", "iso_8859-", "iso8859_", "iso_8859_", "iso-8859_"]) {
+            if number == 1 { return table["windows-1252"] }
+            if number == 9 { return table["windows-1254"] }
+            if number == 11 { return table["windows-874"] }
+            if (2...16).contains(number), number != 12 {
+                return EncodingLabel(canonicalName: "ISO-8859-\(number)", decoder: .singleByte(iconvName: "ISO-8859-\(number)"))
+            }
+        }
+        if let number = key.numberAfter(prefixes: ["windows-", "cp", "x-cp", "win"]), (1250...1258).contains(number) {
+            return EncodingLabel(canonicalName: "windows-\(number)", decoder: .singleByte(iconvName: "CP\(number)"))
+        }
+        if Iconv.canDecode(label.trimmingASCIIWhitespace()) {
+            return EncodingLabel(canonicalName: label.trimmingASCIIWhitespace(), decoder: .transcoded(iconvName: label.trimmingASCIIWhitespace()))
+        }
+        return nil
+    }
+
+    private static let table: [String: EncodingLabel] = {
+        var table: [String: EncodingLabel] = [:]
+        func add(_ labels: [String], _ name: String, _ decoder: Decoder) {
+            for label in labels { table[label] = EncodingLabel(canonicalName: name, decoder: decoder) }
+        }
+        add(["utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8"],
+            "UTF-8", .native(expatName: "UTF-8"))
+        add(["utf-16", "ucs-2", "iso-10646-ucs-2", "csunicode", "unicode"], "UTF-16", .native(expatName: "UTF-16"))
+        add(["utf-16le"], "UTF-16LE", .native(expatName: "UTF-16LE"))
+        add(["utf-16be", "unicodefffe"], "UTF-16BE", .native(expatName: "UTF-16BE"))
+        // WHATWG: latin1 and ascii labels decode as windows-1252, which only adds characters at 0x80-0x9F.
+        add(["windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "latin1", "l1",
+             "iso-ir-100", "iso_8859-1:1987", "csisolatin1", "ibm819", "cp819", "us-ascii", "ascii", "ansi_x3.4-1968",
+             "iso-ir-6", "iso646-us", "us", "csascii"],
+            "windows-1252", .singleByte(iconvName: "CP1252"))
+        add(["windows-1254", "cp1254", "x-cp1254", "latin5", "l5", "iso-ir-148", "csisolatin5"],
+            "windows-1254", .singleByte(iconvName: "CP1254"))
+        add(["windows-874", "cp874", "dos-874", "tis-620", "iso-8859-11"], "windows-874", .singleByte(iconvName: "CP874"))
+        add(["latin2", "l2", "csisolatin2"], "ISO-8859-2", .singleByte(iconvName: "ISO-8859-2"))
+        add(["cyrillic", "csisolatincyrillic"], "ISO-8859-5", .singleByte(iconvName: "ISO-8859-5"))
+        add(["greek", "csisolatingreek"], "ISO-8859-7", .singleByte(iconvName: "ISO-8859-7"))
+        add(["koi8-r", "koi8r", "koi", "koi8", "cskoi8r", "koi8_r"], "KOI8-R", .singleByte(iconvName: "KOI8-R"))
+        add(["koi8-u", "koi8-ru"], "KOI8-U", .singleByte(iconvName: "KOI8-U"))
+        add(["ibm866", "cp866", "866", "csibm866"], "IBM866", .singleByte(iconvName: "CP866"))
+        add(["macintosh", "mac", "x-mac-roman", "csmacintosh"], "macintosh", .singleByte(iconvName: "MACINTOSH"))
+        add(["x-mac-cyrillic", "x-mac-ukrainian"], "x-mac-cyrillic", .singleByte(iconvName: "MAC-CYRILLIC"))
+        // WHATWG: Shift_JIS decodes as windows-31j, EUC-KR as windows-949, GB2312 as GBK, Big5 as Big5-HKSCS.
+        add(["shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "csshiftjis", "windows-31j", "ms932", "cp932"],
+            "Shift_JIS", .transcoded(iconvName: "CP932"))
+        add(["euc-jp", "eucjp", "x-euc-jp", "cseucpkdfmtjapanese"], "EUC-JP", .transcoded(iconvName: "EUC-JP"))
+        add(["iso-2022-jp", "csiso2022jp"], "ISO-2022-JP", .transcoded(iconvName: "ISO-2022-JP"))
+        add(["euc-kr", "euckr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949", "cp949",
+             "korean", "csksc56011987", "iso-ir-149", "cseuckr"],
+            "EUC-KR", .transcoded(iconvName: "CP949"))
+        add(["gbk", "gb2312", "gb_2312", "gb_2312-80", "x-gbk", "cp936", "ms936", "windows-936", "chinese",
+             "csgb2312", "csiso58gb231280", "iso-ir-58", "euc-cn", "euccn"],
+            "GBK", .transcoded(iconvName: "GBK"))
+        add(["gb18030"], "GB18030", .transcoded(iconvName: "GB18030"))
+        add(["big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5", "big-5", "cp950"], "Big5", .transcoded(iconvName: "BIG5-HKSCS"))
+        return table
+    }()
+}
+
+/// Decides a document's encoding from its first bytes and an optional hint, before expat sees any byte.
+enum EncodingSniffer {
+    /// The outcome of looking at a prefix of the document.
+    enum Outcome: Equatable {
+        /// More bytes are needed to decide.
+        case needMoreBytes
+        /// Decided: the encoding to report (nil when expat must read a declaration we could not), and the decoder.
+        case decided(DocumentEncoding?, Decoder)
+        /// The label names an encoding nothing here can decode.
+        case unsupported(label: String, source: DocumentEncoding.Source)
+    }
+
+    /// Looks at `prefix`, the document's first bytes; `isComplete` says no more bytes will come.
+    /// The answer depends only on the bytes, never on how they were split into chunks.
+    static func sniff(_ prefix: UnsafeRawBufferPointer, hint: String?, isComplete: Bool, maximumDeclarationBytes: Int) -> Outcome {
+        let b = prefix
+        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF {
+            return .decided(DocumentEncoding(name: "UTF-8", label: nil, source: .byteOrderMark), .native(expatName: nil))
+        }
+        if b.count >= 2, (b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE) {
+            let name = b[0] == 0xFE ? "UTF-16BE" : "UTF-16LE"
+            return .decided(DocumentEncoding(name: name, label: nil, source: .byteOrderMark), .native(expatName: nil))
+        }
+        if b.count < 4 && !isComplete { return .needMoreBytes }
+        if b.count >= 4, b[0] == 0x00, b[1] == 0x3C, b[2] == 0x00, b[3] == 0x3F {
+            return .decided(DocumentEncoding(name: "UTF-16BE", label: nil, source: .byteOrderMark), .native(expatName: "UTF-16BE"))
+        }
+        if b.count >= 4, b[0] == 0x3C, b[1] == 0x00, b[2] == 0x3F, b[3] == 0x00 {
+            return .decided(DocumentEncoding(name: "UTF-16LE", label: nil, source: .byteOrderMark), .native(expatName: "UTF-16LE"))
+        }
+        // ASCII-compatible from here on.
+        if let hint, !hint.trimmingASCIIWhitespace().isEmpty {
+            return decide(label: hint, source: .charsetHint)
+        }
+        let declarationStart: [UInt8] = Array("<?xml".utf8)
+        let common = min(b.count, declarationStart.count)
+        if !zip(b.prefix(common), declarationStart).allSatisfy({ $0 == $1 }) {
+            return defaultUTF8
+        }
+        if b.count < 6 {
+            return isComplete ? defaultUTF8 : .needMoreBytes
+        }
+        guard [0x20, 0x09, 0x0A, 0x0D].contains(b[5]) else { return defaultUTF8 }  // "<?xml-stylesheet" and the like
+        let limit = min(b.count, maximumDeclarationBytes)
+        var end: Int? = nil
+        var index = 5
+        while index + 1 < limit {
+            if b[index] == 0x3F && b[index + 1] == 0x3E { end = index; break }
+            index += 1
+        }
+        guard let end else {
+            if b.count < maximumDeclarationBytes && !isComplete { return .needMoreBytes }
+            return .decided(nil, .native(expatName: nil))  // expat reads the declaration itself
+        }
+        guard let label = pseudoAttribute("encoding", in: UnsafeRawBufferPointer(rebasing: b[5..<end])) else {
+            return defaultUTF8
+        }
+        var outcome = decide(label: label, source: .declaration)
+        // A declaration read as single bytes that claims UTF-16 is wrong about itself: the bytes are not UTF-16.
+        if case .decided(let encoding?, .native(let expatName)) = outcome, expatName?.hasPrefix("UTF-16") == true {
+            outcome = .decided(DocumentEncoding(name: "UTF-8", label: encoding.label, source: .declaration), .native(expatName: "UTF-8"))
+        }
+        return outcome
+    }
+
+    private static let defaultUTF8 = Outcome.decided(DocumentEncoding(name: "UTF-8", label: nil, source: .defaulted), .native(expatName: nil))
+
+    private static func decide(label: String, source: DocumentEncoding.Source) -> Outcome {
+        guard let resolved = EncodingLabel.resolve(label) else { return .unsupported(label: label, source: source) }
+        return .decided(DocumentEncoding(name: resolved.canonicalName, label: label, source: source), resolved.decoder)
+    }
+
+    /// The value of `name="value"` or `name='value'` inside an XML declaration's bytes.
+    static func pseudoAttribute(_ name: String, in bytes: UnsafeRawBufferPointer) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let nameRange = text.range(of: name) else { return nil }
+        var rest = text[nameRange.upperBound...].drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" })
+        guard rest.first == "=" else { return nil }
+        rest = rest.dropFirst().drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" })
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        rest = rest.dropFirst()
+        guard let close = rest.firstIndex(of: quote) else { return nil }
+        return String(rest[..<close])
+    }
+}
+
+extension String {
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+
+    /// The decimal number following one of the prefixes, when the rest is all digits.
+    func numberAfter(prefixes: [String]) -> Int? {
+        for prefix in prefixes where hasPrefix(prefix) {
+            if let number = Int(dropFirst(prefix.count)) { return number }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,51 @@
+/// How a parser treats namespaces, CDATA, encodings, and the limits it enforces.
+///
+/// Every limit has a default that no real feed comes near; all of them can be changed.
+/// External entities, external DTDs and parameter entities are never loaded, whatever the configuration:
+/// there is deliberately no switch for that.
+public struct ExpatXMLConfiguration: Sendable, Hashable {
+    /// How CDATA sections reach the handler.
+    public enum CDATAHandling: Sendable, Hashable {
+        /// CDATA content is part of the surrounding text node, delivered as ordinary text (the default).
+        case mergeIntoText
+        /// CDATA sections are delivered on their own, through `foundCDATA` / ``XMLEventHandler/cdata(_:)``.
+        case separate
+    }
+
+    /// Resolve element and attribute names into namespace URI, local name and prefix. Default `true`.
+    ///
+    /// With `false`, names arrive as written (`media:content`) and prefix mappings are not reported.
+    public var processesNamespaces: Bool = true
+
+    /// Whether CDATA sections are merged into text nodes. Default ``CDATAHandling/mergeIntoText``.
+    public var cdataHandling: CDATAHandling = .mergeIntoText
+
+    /// A charset from outside the document, such as the `charset` parameter of an HTTP `Content-Type`.
+    ///
+    /// Precedence (RFC 7303, section 3): a byte-order mark wins; then this hint; then the XML
+    /// declaration's `encoding`; then UTF-8. Labels are resolved like the WHATWG Encoding Standard does,
+    /// so `iso-8859-1` and `us-ascii` decode as windows-1252, a superset that real feeds rely on.
+    public var charsetHint: String? = nil
+
+    /// The deepest element nesting accepted. Default 512; deeper documents fail with ``ExpatXMLError/Code/depthLimitExceeded``.
+    public var maximumDepth: Int = 512
+
+    /// The longest text node accepted, in UTF-8 bytes. Default 16 MiB; longer nodes fail with
+    /// ``ExpatXMLError/Code/textNodeTooLarge``. Memory for text stays under this bound.
+    public var maximumTextNodeBytes: Int = 16 << 20
+
+    /// The largest ratio of expanded entity output to input bytes that expat accepts (billion-laughs protection).
+    ///
+    /// Default 100, expat's own; see `XML_SetBillionLaughsAttackProtectionMaximumAmplification`. Must be at least 1.
+    public var maximumAmplification: Float = 100
+
+    /// The output size after which the amplification limit applies, in bytes. Default 8 MiB, expat's own;
+    /// see `XML_SetBillionLaughsAttackProtectionActivationThreshold`.
+    public var amplificationActivationThreshold: UInt64 = 8 << 20
+
+    /// The longest prefix read to find the XML declaration's encoding before parsing starts. Default 1 KiB.
+    public var maximumDeclarationBytes: Int = 1024
+
+    /// The default configuration.
+    public init() {}
+}

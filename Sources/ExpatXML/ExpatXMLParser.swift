@@ -1,0 +1,311 @@
+import Foundation
+
+/// Receives a document's events as strings, like Foundation's `XMLParserDelegate`.
+///
+/// The methods and their meaning mirror `XMLParserDelegate` with namespace processing on, so a Foundation
+/// user can adopt it without thinking. The one difference: ``parser(_:foundCharacters:)-7ztth`` is called once per
+/// text node with the whole text, never with fragments (and, by default, CDATA sections are part of it).
+/// Every method has an empty default.
+public protocol ExpatXMLParserDelegate: AnyObject {
+    /// Parsing is about to deliver the document's first event.
+    func parserDidStartDocument(_ parser: ExpatXMLParser)
+    /// The document ended well-formed.
+    func parserDidEndDocument(_ parser: ExpatXMLParser)
+    /// An element opens. With namespace processing, `elementName` is the local name, `namespaceURI` is the
+    /// namespace (empty for none) and `qName` the name as written; without it, `elementName` is the name as
+    /// written and the other two are `nil`. Attributes are keyed by their qualified names, without `xmlns`.
+    func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes attributeDict: [String: String])
+    /// An element closes.
+    func parser(_ parser: ExpatXMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?)
+    /// A namespace prefix comes into scope (empty for the default namespace).
+    func parser(_ parser: ExpatXMLParser, didStartMappingPrefix prefix: String, toURI namespaceURI: String)
+    /// A namespace prefix goes out of scope.
+    func parser(_ parser: ExpatXMLParser, didEndMappingPrefix prefix: String)
+    /// One whole text node, white space included.
+    func parser(_ parser: ExpatXMLParser, foundCharacters string: String)
+    /// A CDATA section, only with ``ExpatXMLConfiguration/CDATAHandling/separate``.
+    func parser(_ parser: ExpatXMLParser, foundCDATA CDATABlock: Data)
+    /// A comment.
+    func parser(_ parser: ExpatXMLParser, foundComment comment: String)
+    /// A processing instruction.
+    func parser(_ parser: ExpatXMLParser, foundProcessingInstructionWithTarget target: String, data: String?)
+    /// Parsing stopped with an error; the `parse` call then throws the same error.
+    func parser(_ parser: ExpatXMLParser, parseErrorOccurred parseError: ExpatXMLError)
+    /// Whether the attributes of this element are wanted. Return `false` to skip building the dictionary;
+    /// the element is then reported with no attributes. The iPhoneExpat idea: pay only for what you use.
+    func shouldProcessAttributes(forElement elementName: String, namespaceURI: String?) -> Bool
+}
+
+extension ExpatXMLParserDelegate {
+    public func parserDidStartDocument(_ parser: ExpatXMLParser) {}
+    public func parserDidEndDocument(_ parser: ExpatXMLParser) {}
+    public func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
+                       qualifiedName qName: String?, attributes attributeDict: [String: String]) {}
+    public func parser(_ parser: ExpatXMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {}
+    public func parser(_ parser: ExpatXMLParser, didStartMappingPrefix prefix: String, toURI namespaceURI: String) {}
+    public func parser(_ parser: ExpatXMLParser, didEndMappingPrefix prefix: String) {}
+    public func parser(_ parser: ExpatXMLParser, foundCharacters string: String) {}
+    public func parser(_ parser: ExpatXMLParser, foundCDATA CDATABlock: Data) {}
+    public func parser(_ parser: ExpatXMLParser, foundComment comment: String) {}
+    public func parser(_ parser: ExpatXMLParser, foundProcessingInstructionWithTarget target: String, data: String?) {}
+    public func parser(_ parser: ExpatXMLParser, parseErrorOccurred parseError: ExpatXMLError) {}
+    public func shouldProcessAttributes(forElement elementName: String, namespaceURI: String?) -> Bool { true }
+}
+
+/// A streaming XML parser over libexpat with a Foundation-style delegate.
+///
+/// Push bytes as they arrive and finish:
+///
+/// ```swift
+/// let parser = ExpatXMLParser()
+/// parser.delegate = myDelegate
+/// try parser.parse(firstChunk)
+/// try parser.parse(secondChunk)
+/// try parser.finish()
+/// ```
+///
+/// or parse a whole input with ``parse(data:)`` or ``parse(contentsOfFile:chunkSize:)``. Element and attribute
+/// names are interned, so a name that repeats costs no new `String`. For the lowest cost use ``XMLPushParser``
+/// and its byte views directly. A parser is confined to one thread: it is deliberately not `Sendable`.
+public final class ExpatXMLParser {
+    /// Receives the events. Held weakly, as Foundation's `XMLParser` does.
+    public weak var delegate: (any ExpatXMLParserDelegate)?
+
+    private let core: XMLPushParser
+    private let adapter: StringEventAdapter
+
+    /// Creates a parser; `source` names the input in errors.
+    public init(configuration: ExpatXMLConfiguration = .init(), source: String? = nil) {
+        adapter = StringEventAdapter(processesNamespaces: configuration.processesNamespaces)
+        core = XMLPushParser(handler: adapter, configuration: configuration, source: source)
+        adapter.owner = self
+    }
+
+    /// The configuration in use.
+    public var configuration: ExpatXMLConfiguration { core.configuration }
+    /// The encoding chosen for the document, once parsing has started.
+    public var encoding: DocumentEncoding? { core.encoding }
+    /// The 1-based line of the current event.
+    public var lineNumber: Int { core.lineNumber }
+    /// The 0-based column of the current event.
+    public var columnNumber: Int { core.columnNumber }
+    /// The input's name, used in errors.
+    public var source: String? {
+        get { core.source }
+        set { core.source = newValue }
+    }
+
+    /// Parses the next bytes of the document; any split gives the same events.
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(ExpatXMLError) {
+        do { try core.parse(bytes) } catch { throw report(error) }
+    }
+
+    /// Parses the next bytes of the document, from `Data`, `[UInt8]` or any contiguous storage.
+    public func parse(_ bytes: some ContiguousBytes) throws(ExpatXMLError) {
+        do { try core.parse(bytes) } catch { throw report(error) }
+    }
+
+    /// Ends the document: checks that it is complete and reports the end.
+    public func finish() throws(ExpatXMLError) {
+        do { try core.finish() } catch { throw report(error) }
+    }
+
+    /// Parses a whole document held in memory, then finishes.
+    public func parse(data: Data) throws(ExpatXMLError) {
+        try parse(data)
+        try finish()
+    }
+
+    /// Parses a file, reading it in chunks so memory stays flat, then finishes.
+    public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(ExpatXMLError) {
+        if source == nil { source = path }
+        do {
+            try FileChunks.read(path: path, chunkSize: chunkSize) { (chunk) throws(ExpatXMLError) in try core.parse(chunk) }
+            try core.finish()
+        } catch {
+            throw report(error)
+        }
+    }
+
+    /// Stops parsing from inside a delegate callback; the current `parse` call throws ``ExpatXMLError/Code/aborted``.
+    public func abortParsing() { core.abortParsing() }
+
+    private var reported = false
+    private func report(_ error: ExpatXMLError) -> ExpatXMLError {
+        if !reported {
+            reported = true
+            delegate?.parser(self, parseErrorOccurred: error)
+        }
+        return error
+    }
+}
+
+@available(*, unavailable, message: "a parser is confined to one thread")
+extension ExpatXMLParser: Sendable {}
+
+/// Reads a file in chunks for any parser.
+enum FileChunks {
+    static func read(path: String, chunkSize: Int, _ body: (Data) throws(ExpatXMLError) -> Void) throws(ExpatXMLError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            throw ExpatXMLError(code: .readFailed, message: "\(path) \(reason)", source: path)
+        }
+        defer { try? handle.close() }
+        while true {
+            let chunk: Data?
+            do { chunk = try handle.read(upToCount: max(1, chunkSize)) } catch {
+                throw ExpatXMLError(code: .readFailed, message: "reading \(path) failed: \(error.localizedDescription)", source: path)
+            }
+            guard let chunk, !chunk.isEmpty else { return }
+            try body(chunk)
+        }
+    }
+}
+
+extension XMLPushParser {
+    /// Parses a file, reading it in chunks so memory stays flat, then finishes.
+    public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(ExpatXMLError) {
+        if source == nil { source = path }
+        try FileChunks.read(path: path, chunkSize: chunkSize) { (chunk) throws(ExpatXMLError) in try parse(chunk) }
+        try finish()
+    }
+
+    /// Parses a whole document held in memory, then finishes.
+    public func parse(data: Data) throws(ExpatXMLError) {
+        try parse(data)
+        try finish()
+    }
+}
+
+/// Turns byte events into the delegate's strings, interning names.
+final class StringEventAdapter: XMLEventHandler {
+    unowned(unsafe) var owner: ExpatXMLParser!
+    private let processesNamespaces: Bool
+    private var names = NameTable()
+
+    init(processesNamespaces: Bool) {
+        self.processesNamespaces = processesNamespaces
+    }
+
+    func startDocument() {
+        owner.delegate?.parserDidStartDocument(owner)
+    }
+
+    func endDocument() {
+        owner.delegate?.parserDidEndDocument(owner)
+    }
+
+    func startElement(_ name: XMLName, attributes: XMLAttributes) {
+        guard let delegate = owner.delegate else { return }
+        let element = names.intern(name)
+        let uri = processesNamespaces ? element.namespaceURI : nil
+        var dictionary: [String: String] = [:]
+        if !attributes.isEmpty && delegate.shouldProcessAttributes(forElement: element.localName, namespaceURI: uri) {
+            for attribute in attributes {
+                dictionary[names.intern(attribute.name).qualifiedName] = attribute.value.string
+            }
+        }
+        delegate.parser(owner, didStartElement: element.localName, namespaceURI: uri,
+                        qualifiedName: processesNamespaces ? element.qualifiedName : nil, attributes: dictionary)
+    }
+
+    func endElement(_ name: XMLName) {
+        guard let delegate = owner.delegate else { return }
+        let element = names.intern(name)
+        delegate.parser(owner, didEndElement: element.localName, namespaceURI: processesNamespaces ? element.namespaceURI : nil,
+                        qualifiedName: processesNamespaces ? element.qualifiedName : nil)
+    }
+
+    func text(_ text: XMLBytes) {
+        owner.delegate?.parser(owner, foundCharacters: text.string)
+    }
+
+    func cdata(_ text: XMLBytes) {
+        owner.delegate?.parser(owner, foundCDATA: Data(text.buffer))
+    }
+
+    func startPrefixMapping(prefix: XMLBytes, namespaceURI: XMLBytes) {
+        owner.delegate?.parser(owner, didStartMappingPrefix: prefix.string, toURI: namespaceURI.string)
+    }
+
+    func endPrefixMapping(prefix: XMLBytes) {
+        owner.delegate?.parser(owner, didEndMappingPrefix: prefix.string)
+    }
+
+    func comment(_ text: XMLBytes) {
+        owner.delegate?.parser(owner, foundComment: text.string)
+    }
+
+    func processingInstruction(target: XMLBytes, data: XMLBytes) {
+        owner.delegate?.parser(owner, foundProcessingInstructionWithTarget: target.string, data: data.string)
+    }
+}
+
+/// The strings of one interned name.
+struct InternedName {
+    let localName: String
+    let namespaceURI: String
+    let qualifiedName: String
+}
+
+/// An open-addressing table from a name's raw bytes to its strings, so repeated names allocate nothing.
+///
+/// Bounded: past `capacity / 2` entries new names are decoded but not kept, so a document of endless
+/// distinct names cannot grow it.
+struct NameTable {
+    private struct Entry {
+        let hash: Int
+        let key: [UInt8]
+        let value: InternedName
+    }
+
+    private var slots: [Entry?] = Array(repeating: nil, count: 1024)
+    private var count = 0
+
+    mutating func intern(_ name: XMLName) -> InternedName {
+        // FNV-1a over the three parts, each followed by the separator byte.
+        var hash = 14_695_981_039_346_656_037 as UInt64
+        Self.mix(name.namespaceURI, into: &hash)
+        Self.mix(name.localName, into: &hash)
+        Self.mix(name.prefix, into: &hash)
+        let mask = slots.count - 1
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while let entry = slots[index] {
+            if entry.hash == Int(truncatingIfNeeded: hash) && Self.matches(entry.key, name) { return entry.value }
+            index = (index + 1) & mask
+        }
+        let value = InternedName(localName: name.localName.string, namespaceURI: name.namespaceURI.string,
+                                 qualifiedName: name.qualifiedName)
+        if count < slots.count / 2 {
+            var key = Array(name.namespaceURI.buffer)
+            key.append(0x01)
+            key.append(contentsOf: name.localName.buffer)
+            key.append(0x01)
+            key.append(contentsOf: name.prefix.buffer)
+            slots[index] = Entry(hash: Int(truncatingIfNeeded: hash), key: key, value: value)
+            count += 1
+        }
+        return value
+    }
+
+    @inline(__always) private static func mix(_ part: XMLBytes, into hash: inout UInt64) {
+        for byte in part.buffer { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        hash = (hash ^ 0x01) &* 1_099_511_628_211
+    }
+
+    private static func matches(_ key: [UInt8], _ name: XMLName) -> Bool {
+        let total = name.namespaceURI.count + name.localName.count + name.prefix.count + 2
+        guard key.count == total else { return false }
+        return key.withUnsafeBufferPointer { key in
+            let uri = name.namespaceURI.count, local = name.localName.count
+            return same(key.baseAddress!, name.namespaceURI)
+                && same(key.baseAddress! + uri + 1, name.localName)
+                && same(key.baseAddress! + uri + local + 2, name.prefix)
+        }
+    }
+
+    @inline(__always) private static func same(_ key: UnsafePointer<UInt8>, _ part: XMLBytes) -> Bool {
+        part.isEmpty || memcmp(key, part.buffer.baseAddress!, part.count) == 0
+    }
+}

@@ -1,0 +1,432 @@
+// The one file that calls libexpat (expat.h). C callbacks reach Swift through `Unmanaged`-free raw state:
+// expat's user data points at a `ParserState` struct, never at a Swift object, and nothing throws across C.
+import CExpat
+import Foundation
+
+/// A streaming push parser over libexpat that hands out byte views: the fast path.
+///
+/// Feed it bytes with ``parse(_:)-(UnsafeRawBufferPointer)`` any number of times, split anywhere, then
+/// call ``finish()``. Events reach the ``XMLEventHandler`` synchronously, inside those calls. Text arrives
+/// once per text node, whole. The parser retains nothing of the document but the current text node and
+/// expat's own buffer for an unfinished token, so memory stays flat however long the input is.
+///
+/// A parser is confined to the thread that uses it: it is deliberately not `Sendable`.
+public final class XMLPushParser {
+    /// The configuration the parser was created with.
+    public let configuration: ExpatXMLConfiguration
+    /// Where the events go. The parser keeps it alive.
+    public let handler: any XMLEventHandler
+    /// The input's name (a path or URL), copied into every error.
+    public var source: String?
+
+    /// The encoding chosen for the document, once parsing has started; `nil` before, or when expat read a
+    /// declaration beyond ``ExpatXMLConfiguration/maximumDeclarationBytes`` itself.
+    public private(set) var encoding: DocumentEncoding?
+
+    private let expat: XML_Parser
+    private let state: UnsafeMutablePointer<ParserState>
+    private var phase = Phase.sniffing
+    private var prolog: [UInt8] = []
+    private var transcoder: IconvTranscoder?
+
+    private enum Phase {
+        case sniffing, parsing, finished
+        case failed(ExpatXMLError)
+    }
+
+    /// Creates a parser that sends its events to `handler`.
+    public init(handler: any XMLEventHandler, configuration: ExpatXMLConfiguration = .init(), source: String? = nil) {
+        self.handler = handler
+        self.configuration = configuration
+        self.source = source
+        let separator: UInt8 = configuration.processesNamespaces ? 0x01 : 0
+        // 0x01 cannot occur in a name or a namespace URI: XML 1.0 forbids it even as a character reference.
+        if configuration.processesNamespaces {
+            var sep = CChar(bitPattern: separator)
+            expat = XML_ParserCreateNS(nil, sep)
+            XML_SetReturnNSTriplet(expat, 1)
+            _ = withUnsafeMutablePointer(to: &sep) { $0 }
+        } else {
+            expat = XML_ParserCreate(nil)
+        }
+        state = .allocate(capacity: 1)
+        state.initialize(to: ParserState(
+            expat: expat, handler: handler, separator: separator,
+            maximumDepth: configuration.maximumDepth, maximumTextBytes: configuration.maximumTextNodeBytes,
+            separateCDATA: configuration.cdataHandling == .separate))
+        installHandlers()
+    }
+
+    deinit {
+        XML_ParserFree(expat)
+        state.pointee.text.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    // MARK: Feeding bytes
+
+    /// Parses the next bytes of the document. Any split is fine; events never depend on it.
+    ///
+    /// - Throws: ``ExpatXMLError`` when the document is not well-formed, breaks a limit, or a handler aborted.
+    ///   After an error the parser is finished, and every later call throws the same error.
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(ExpatXMLError) {
+        switch phase {
+        case .failed(let error): throw error
+        case .finished: throw error(.finished, "parse(_:) called after finish()")
+        case .parsing: try feed(bytes, isFinal: false)
+        case .sniffing:
+            prolog.append(contentsOf: bytes)
+            try sniff(isComplete: false)
+        }
+    }
+
+    /// Parses the next bytes of the document, from any contiguous storage (`Data`, `[UInt8]`, …).
+    public func parse(_ bytes: some ContiguousBytes) throws(ExpatXMLError) {
+        var failure: ExpatXMLError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(ExpatXMLError) { try parse(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Tells the parser the document is complete; it checks the end and reports ``XMLEventHandler/endDocument()``.
+    public func finish() throws(ExpatXMLError) {
+        switch phase {
+        case .failed(let error): throw error
+        case .finished: return
+        case .sniffing: try sniff(isComplete: true)
+        case .parsing: break
+        }
+        try feed(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true)
+        phase = .finished
+        handler.endDocument()
+    }
+
+    /// Stops parsing at once. Call it from a handler callback; the `parse` call in progress then throws
+    /// ``ExpatXMLError/Code/aborted``, and no further event is delivered.
+    public func abortParsing() {
+        ParserState.fail(state, code: .aborted, message: "parsing aborted by the handler")
+        if case .failed = phase { return }
+        if case .finished = phase { return }
+        if state.pointee.insideExpat == false { phase = .failed(makeError(state.pointee.pendingError!)) }
+    }
+
+    // MARK: Reading the position
+
+    /// The 1-based line of the event being delivered (or of the end of the bytes parsed so far).
+    public var lineNumber: Int { Int(XML_GetCurrentLineNumber(expat)) }
+    /// The 0-based column of the event being delivered.
+    public var columnNumber: Int { Int(XML_GetCurrentColumnNumber(expat)) }
+    /// The byte offset of the event being delivered, in the bytes expat sees (after any transcoding).
+    public var byteOffset: Int64 { Int64(XML_GetCurrentByteIndex(expat)) }
+
+    /// Whether character data is collected into text nodes. Default `true`.
+    ///
+    /// A handler that knows it does not care about the text of the element it just entered can set this to
+    /// `false` in ``XMLEventHandler/startElement(_:attributes:)`` and back to `true` later: uncollected character
+    /// data is skipped without a copy, and no ``XMLEventHandler/text(_:)`` event is made for it.
+    public var isCollectingText: Bool {
+        get { state.pointee.collectingText }
+        set { state.pointee.collectingText = newValue }
+    }
+
+    /// How many invalid or truncated byte sequences of a transcoded charset became U+FFFD.
+    public var encodingReplacements: Int { transcoder?.replacements ?? 0 }
+
+    /// How many references to external entities were refused (never loaded).
+    public var refusedExternalEntities: Int { state.pointee.refusedExternalEntities }
+
+    // MARK: Internals
+
+    private func sniff(isComplete: Bool) throws(ExpatXMLError) {
+        let outcome = prolog.withUnsafeBytes {
+            EncodingSniffer.sniff($0, hint: configuration.charsetHint, isComplete: isComplete,
+                                  maximumDeclarationBytes: configuration.maximumDeclarationBytes)
+        }
+        switch outcome {
+        case .needMoreBytes:
+            return
+        case .unsupported(let label, let source):
+            let failure = error(.unsupportedEncoding,
+                                "unsupported encoding '\(label)' (from the \(source == .charsetHint ? "charset hint" : "XML declaration"))")
+            phase = .failed(failure)
+            throw failure
+        case .decided(let encoding, let decoder):
+            self.encoding = encoding
+            switch decoder {
+            case .native(let expatName):
+                if let expatName { XML_SetEncoding(expat, expatName) }
+            case .singleByte:
+                XML_SetEncoding(expat, encoding?.name ?? "")
+            case .transcoded(let iconvName):
+                guard let transcoder = IconvTranscoder(from: iconvName) else {
+                    let failure = error(.unsupportedEncoding, "unsupported encoding '\(encoding?.label ?? iconvName)'")
+                    phase = .failed(failure)
+                    throw failure
+                }
+                self.transcoder = transcoder
+                XML_SetEncoding(expat, "UTF-8")
+            }
+            phase = .parsing
+            handler.startDocument()
+            let bytes = prolog
+            prolog = []
+            var failure: ExpatXMLError?
+            bytes.withUnsafeBytes { buffer in
+                do throws(ExpatXMLError) { try feed(buffer, isFinal: false) } catch { failure = error }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if let transcoder {
+            try transcoder.convert(bytes, isFinal: isFinal) { (utf8) throws(ExpatXMLError) in try feedExpat(utf8, isFinal: false) }
+            if isFinal { try feedExpat(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true) }
+        } else {
+            try feedExpat(bytes, isFinal: isFinal)
+        }
+    }
+
+    private func feedExpat(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        // XML_Parse takes an int length: feed huge buffers in pieces of at most 1 GiB.
+        var offset = 0
+        repeat {
+            let length = min(bytes.count - offset, 1 << 30)
+            let last = isFinal && offset + length == bytes.count
+            let base = bytes.baseAddress.map { ($0 + offset).assumingMemoryBound(to: CChar.self) }
+            state.pointee.insideExpat = true
+            let status = XML_Parse(expat, base, Int32(length), last ? 1 : 0)
+            state.pointee.insideExpat = false
+            if status != XML_STATUS_OK {
+                let failure: ExpatXMLError
+                if let pending = state.pointee.pendingError {
+                    failure = makeError(pending)
+                } else {
+                    let code = XML_GetErrorCode(expat)
+                    let message = XML_ErrorString(code).map { String(cString: $0) } ?? "expat error \(code.rawValue)"
+                    if code == XML_ERROR_UNKNOWN_ENCODING, let name = state.pointee.unknownEncodingName {
+                        failure = error(.unsupportedEncoding, "unsupported encoding '\(name)'"
+                            + (EncodingLabel.resolve(name) != nil ? " this far into the document (declare it within the first \(configuration.maximumDeclarationBytes) bytes)" : ""))
+                    } else {
+                        failure = error(ExpatXMLError.Code(rawValue: Int32(code.rawValue)), message)
+                    }
+                }
+                phase = .failed(failure)
+                throw failure
+            }
+            offset += length
+        } while offset < bytes.count
+    }
+
+    private func error(_ code: ExpatXMLError.Code, _ message: String) -> ExpatXMLError {
+        ExpatXMLError(code: code, message: message, line: lineNumber, column: columnNumber, byteOffset: byteOffset, source: source)
+    }
+
+    private func makeError(_ pending: PendingError) -> ExpatXMLError {
+        ExpatXMLError(code: pending.code, message: pending.message, line: pending.line, column: pending.column,
+                      byteOffset: pending.byteOffset, source: source)
+    }
+
+    private func installHandlers() {
+        let userData = UnsafeMutableRawPointer(state)
+        XML_SetUserData(expat, userData)
+        // Never load anything from outside the document (expat.h: XML_SetParamEntityParsing).
+        XML_SetParamEntityParsing(expat, XML_PARAM_ENTITY_PARSING_NEVER)
+        XML_SetBillionLaughsAttackProtectionMaximumAmplification(expat, max(1, configuration.maximumAmplification))
+        XML_SetBillionLaughsAttackProtectionActivationThreshold(expat, configuration.amplificationActivationThreshold)
+
+        XML_SetElementHandler(expat, { userData, name, attributes in
+            ParserState.startElement(userData!.assumingMemoryBound(to: ParserState.self), name!, attributes)
+        }, { userData, name in
+            ParserState.endElement(userData!.assumingMemoryBound(to: ParserState.self), name!)
+        })
+        XML_SetCharacterDataHandler(expat, { userData, bytes, length in
+            ParserState.characters(userData!.assumingMemoryBound(to: ParserState.self), bytes!, Int(length))
+        })
+        XML_SetCommentHandler(expat, { userData, text in
+            let state = userData!.assumingMemoryBound(to: ParserState.self)
+            guard state.pointee.pendingError == nil else { return }
+            state.pointee.flushText()
+            state.pointee.handler.comment(XMLBytes(cString: text!))
+        })
+        XML_SetProcessingInstructionHandler(expat, { userData, target, data in
+            let state = userData!.assumingMemoryBound(to: ParserState.self)
+            guard state.pointee.pendingError == nil else { return }
+            state.pointee.flushText()
+            state.pointee.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!))
+        })
+        if configuration.cdataHandling == .separate {
+            XML_SetCdataSectionHandler(expat, { userData in
+                let state = userData!.assumingMemoryBound(to: ParserState.self)
+                guard state.pointee.pendingError == nil else { return }
+                state.pointee.flushText()
+                state.pointee.inCDATA = true
+            }, { userData in
+                let state = userData!.assumingMemoryBound(to: ParserState.self)
+                guard state.pointee.pendingError == nil else { return }
+                state.pointee.inCDATA = false
+                let text = state.pointee.text
+                let count = state.pointee.textCount
+                state.pointee.textCount = 0
+                state.pointee.handler.cdata(XMLBytes(UnsafeBufferPointer(start: text, count: count)))
+            })
+        }
+        if configuration.processesNamespaces {
+            XML_SetNamespaceDeclHandler(expat, { userData, prefix, uri in
+                let state = userData!.assumingMemoryBound(to: ParserState.self)
+                guard state.pointee.pendingError == nil else { return }
+                state.pointee.flushText()
+                state.pointee.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri))
+            }, { userData, prefix in
+                let state = userData!.assumingMemoryBound(to: ParserState.self)
+                guard state.pointee.pendingError == nil else { return }
+                state.pointee.flushText()
+                state.pointee.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix))
+            })
+        }
+        // Refuse every external entity: count it and go on without loading anything.
+        XML_SetExternalEntityRefHandlerArg(expat, userData)  // the handler's first argument is then our state
+        XML_SetExternalEntityRefHandler(expat, { argument, _, _, _, _ in
+            let state = UnsafeMutableRawPointer(argument!).assumingMemoryBound(to: ParserState.self)
+            state.pointee.refusedExternalEntities += 1
+            return Int32(XML_STATUS_OK.rawValue)
+        })
+        XML_SetUnknownEncodingHandler(expat, { userData, name, info in
+            let state = userData!.assumingMemoryBound(to: ParserState.self)
+            let label = name.map { String(cString: $0) } ?? ""
+            state.pointee.unknownEncodingName = label
+            guard let resolved = EncodingLabel.resolve(label), case .singleByte(let iconvName) = resolved.decoder,
+                  let table = Iconv.singleByteTable(for: iconvName), let info else {
+                return Int32(XML_STATUS_ERROR.rawValue)
+            }
+            withUnsafeMutableBytes(of: &info.pointee.map) { map in
+                let entries = map.bindMemory(to: Int32.self)
+                for index in 0..<256 { entries[index] = table[index] }
+            }
+            info.pointee.data = nil
+            info.pointee.convert = nil
+            info.pointee.release = nil
+            return Int32(XML_STATUS_OK.rawValue)
+        }, nil)
+    }
+}
+
+@available(*, unavailable, message: "a parser is confined to one thread")
+extension XMLPushParser: Sendable {}
+
+/// An error found inside a callback, kept until the C call returns (never thrown across C).
+struct PendingError {
+    var code: ExpatXMLError.Code
+    var message: String
+    var line: Int
+    var column: Int
+    var byteOffset: Int64
+}
+
+/// Everything the C callbacks touch, in one struct behind a pointer: no class property, no exclusivity check.
+struct ParserState {
+    let expat: XML_Parser
+    unowned(unsafe) let handler: any XMLEventHandler
+    let separator: UInt8
+    let maximumDepth: Int
+    let maximumTextBytes: Int
+    let separateCDATA: Bool
+    var text: UnsafeMutablePointer<UInt8>
+    var textCount = 0
+    var textCapacity: Int
+    var depth = 0
+    var collectingText = true
+    var inCDATA = false
+    var insideExpat = false
+    var refusedExternalEntities = 0
+    var unknownEncodingName: String?
+    var pendingError: PendingError?
+
+    init(expat: XML_Parser, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
+         separateCDATA: Bool) {
+        self.expat = expat
+        self.handler = handler
+        self.separator = separator
+        self.maximumDepth = maximumDepth
+        self.maximumTextBytes = maximumTextBytes
+        self.separateCDATA = separateCDATA
+        textCapacity = 4096
+        text = .allocate(capacity: textCapacity)
+    }
+
+    /// Delivers the collected text node, if any, unless inside a separate CDATA section.
+    @inline(__always) mutating func flushText() {
+        guard textCount > 0, !inCDATA, pendingError == nil else { return }
+        let count = textCount
+        textCount = 0
+        handler.text(XMLBytes(UnsafeBufferPointer(start: text, count: count)))
+    }
+
+    static func startElement(_ state: UnsafeMutablePointer<ParserState>, _ name: UnsafePointer<CChar>,
+                             _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
+        guard state.pointee.pendingError == nil else { return }
+        state.pointee.flushText()
+        state.pointee.depth += 1
+        if state.pointee.depth > state.pointee.maximumDepth {
+            fail(state, code: .depthLimitExceeded,
+                 message: "elements nested deeper than the limit of \(state.pointee.maximumDepth)")
+            return
+        }
+        let separator = state.pointee.separator
+        state.pointee.handler.startElement(XMLName(expatName: name, separator: separator),
+                                           attributes: XMLAttributes(pairs: UnsafePointer(attributes), separator: separator))
+    }
+
+    static func endElement(_ state: UnsafeMutablePointer<ParserState>, _ name: UnsafePointer<CChar>) {
+        guard state.pointee.pendingError == nil else { return }
+        state.pointee.flushText()
+        state.pointee.depth -= 1
+        state.pointee.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator))
+    }
+
+    static func characters(_ state: UnsafeMutablePointer<ParserState>, _ bytes: UnsafePointer<CChar>, _ length: Int) {
+        guard state.pointee.collectingText || state.pointee.inCDATA, state.pointee.pendingError == nil else { return }
+        let needed = state.pointee.textCount + length
+        if needed > state.pointee.textCapacity {
+            if needed > state.pointee.maximumTextBytes {
+                fail(state, code: .textNodeTooLarge,
+                     message: "a text node longer than the limit of \(state.pointee.maximumTextBytes) bytes")
+                return
+            }
+            var capacity = state.pointee.textCapacity * 2
+            while capacity < needed { capacity *= 2 }
+            capacity = min(capacity, state.pointee.maximumTextBytes)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.update(from: state.pointee.text, count: state.pointee.textCount)
+            state.pointee.text.deallocate()
+            state.pointee.text = grown
+            state.pointee.textCapacity = capacity
+        }
+        UnsafeMutableRawPointer(state.pointee.text + state.pointee.textCount).copyMemory(from: bytes, byteCount: length)
+        state.pointee.textCount = needed
+    }
+
+    /// Records an error with the current position and stops expat (non-resumable); the Swift side throws it
+    /// once `XML_Parse` has returned.
+    static func fail(_ state: UnsafeMutablePointer<ParserState>, code: ExpatXMLError.Code, message: String) {
+        guard state.pointee.pendingError == nil else { return }
+        let expat = state.pointee.expat
+        state.pointee.pendingError = PendingError(
+            code: code, message: message, line: Int(XML_GetCurrentLineNumber(expat)),
+            column: Int(XML_GetCurrentColumnNumber(expat)), byteOffset: Int64(XML_GetCurrentByteIndex(expat)))
+        if state.pointee.insideExpat { XML_StopParser(expat, 0) }
+    }
+}
+
+extension XMLBytes {
+    /// A view of a NUL-terminated C string from expat; empty for `NULL`.
+    @inline(__always) init(cString: UnsafePointer<CChar>?) {
+        guard let cString else {
+            self.init(UnsafeBufferPointer(start: nil, count: 0))
+            return
+        }
+        self.init(UnsafeBufferPointer(start: UnsafeRawPointer(cString).assumingMemoryBound(to: UInt8.self), count: strlen(cString)))
+    }
+}

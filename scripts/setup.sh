@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages feedingest needs, and only those that are missing.
+# Each C library is checked with pkg-config first, so on a ready machine this does nothing.
+set -euo pipefail
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+
+# pkg-config module -> Debian package
+declare -A libs=(
+  [expat]=libexpat1-dev
+  [libcurl]=libcurl4-openssl-dev
+  [zlib]=zlib1g-dev
+  [sqlite3]=libsqlite3-dev
+  [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
+)
+for module in "${!libs[@]}"; do
+  if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "$module"; then
+    missing+=("${libs[$module]}")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
