@@ -171,18 +171,18 @@ enum EncodingSniffer {
         guard let label = pseudoAttribute("encoding", in: UnsafeRawBufferPointer(rebasing: b[5..<end])) else {
             return defaultUTF8
         }
-        var outcome = decide(label: label, source: .declaration)
-        // A declaration read as single bytes that claims UTF-16 is wrong about itself: the bytes are not UTF-16.
-        if case .decided(let encoding?, .native(let expatName)) = outcome, expatName?.hasPrefix("UTF-16") == true {
-            outcome = .decided(DocumentEncoding(name: "UTF-8", label: encoding.label, source: .declaration), .native(expatName: "UTF-8"))
-        }
-        return outcome
+        return decide(label: label, source: .declaration)
     }
 
     private static let defaultUTF8 = Outcome.decided(DocumentEncoding(name: "UTF-8", label: nil, source: .defaulted), .native(expatName: nil))
 
+    /// Decides for ASCII-compatible bytes (UTF-16 was ruled out before this is called).
     private static func decide(label: String, source: DocumentEncoding.Source) -> Outcome {
         guard let resolved = EncodingLabel.resolve(label) else { return .unsupported(label: label, source: source) }
+        if case .native(let expatName) = resolved.decoder, expatName?.hasPrefix("UTF-16") == true {
+            // A label that claims UTF-16 for bytes that read as ASCII is wrong about them (WHATWG does the same).
+            return .decided(DocumentEncoding(name: "UTF-8", label: label, source: source), .native(expatName: "UTF-8"))
+        }
         return .decided(DocumentEncoding(name: resolved.canonicalName, label: label, source: source), resolved.decoder)
     }
 

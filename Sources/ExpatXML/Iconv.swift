@@ -101,17 +101,13 @@ final class IconvTranscoder {
         var inLeft = input.count
         while inLeft > 0 {
             var outPointer: UnsafeMutablePointer<CChar>? = output
-            var outLeft = outputCapacity
+            var outLeft = outputCapacity - 3  // room for one U+FFFD after whatever iconv writes
             let result = iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
-            var produced = outputCapacity - outLeft
+            var produced = outputCapacity - 3 - outLeft
             if result == -1 {
                 let code = errno
-                if code == EILSEQ {
-                    // Invalid in this charset: one byte becomes U+FFFD, and decoding goes on.
-                    if outLeft < 3 {
-                        try sink(UnsafeRawBufferPointer(start: output, count: produced))
-                        produced = 0
-                    }
+                if code == EILSEQ || (code == EINVAL && isFinal) {
+                    // Invalid in this charset, or cut off by the end of the document: one byte becomes U+FFFD.
                     (output + produced).withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
                         replacement[0] = 0xEF; replacement[1] = 0xBF; replacement[2] = 0xBD
                     }
@@ -121,17 +117,8 @@ final class IconvTranscoder {
                     inLeft -= 1
                 } else if code == EINVAL {
                     // A sequence cut at the end of this chunk: keep it for the next one.
-                    if isFinal {
-                        replacements += 1
-                        inLeft = 0
-                        (output + produced).withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
-                            replacement[0] = 0xEF; replacement[1] = 0xBF; replacement[2] = 0xBD
-                        }
-                        produced += 3
-                    } else {
-                        carry = Array(UnsafeRawBufferPointer(start: inPointer, count: inLeft))
-                        inLeft = 0
-                    }
+                    carry = Array(UnsafeRawBufferPointer(start: inPointer, count: inLeft))
+                    inLeft = 0
                 } else if code != E2BIG {
                     throw ExpatXMLError(code: .unsupportedEncoding, message: "iconv failed: \(String(cString: strerror(code)))")
                 }

@@ -309,7 +309,7 @@ public final class XMLPushParser {
             info.pointee.convert = nil
             info.pointee.release = nil
             return Int32(XML_STATUS_OK.rawValue)
-        }, nil)
+        }, userData)
     }
 }
 
