@@ -16,10 +16,11 @@ run: setup
 
 bench: run
 
-# The whole test suite, warnings as errors. .ci/run calls exactly this.
+# The whole test suite, warnings as errors, run offline: in a network namespace with only loopback.
+# .ci/run calls exactly this.
 test: setup
 	$(SWIFT) build --build-tests $(WERROR)
-	$(SWIFT) test --skip-build
+	bash scripts/offline.sh $(SWIFT) test --skip-build
 
 clean:
 	rm -rf .build

@@ -5,6 +5,8 @@ set -euo pipefail
 
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # tests run in a private network namespace
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)          # ... and bring its loopback up
 
 # pkg-config module -> Debian package
 declare -A libs=(

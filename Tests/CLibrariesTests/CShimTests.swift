@@ -1,0 +1,165 @@
+import CCurl
+import CExpat
+import CSQLite
+import CZlib
+import Foundation
+import Testing
+
+/// The C shims are exercised for real, against the real libraries: a wrapper with a wrong argument type
+/// compiles but misbehaves, so each test checks what the library did with the value.
+@Suite("C shims")
+struct CShimTests {
+    @Test func curlEasyWrappersDriveARealTransfer() throws {
+        // A file:// transfer needs no network; it goes through the same write callback and getinfo paths.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ccurl-\(UUID().uuidString).xml")
+        let body = Data(repeating: 0x61, count: 100_000)
+        try body.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        #expect(curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK)
+        let handle = try #require(curl_easy_init())
+        defer { curl_easy_cleanup(handle) }
+
+        final class Sink { var bytes = 0; var progressCalls = 0 }
+        let sink = Sink()
+        let opaque = Unmanaged.passUnretained(sink).toOpaque()
+        #expect(CCurl_easy_setopt_string(handle, CURLOPT_URL, file.absoluteString) == CURLE_OK)
+        #expect(CCurl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, 1_000_000) == CURLE_OK)
+        #expect(CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, opaque) == CURLE_OK)
+        #expect(CCurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, { _, size, count, userData in
+            Unmanaged<Sink>.fromOpaque(userData!).takeUnretainedValue().bytes += size * count
+            return size * count
+        }) == CURLE_OK)
+        #expect(CCurl_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0) == CURLE_OK)
+        #expect(CCurl_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, opaque) == CURLE_OK)
+        #expect(CCurl_easy_setopt_xferinfo_callback(handle, CURLOPT_XFERINFOFUNCTION, { userData, _, _, _, _ in
+            Unmanaged<Sink>.fromOpaque(userData!).takeUnretainedValue().progressCalls += 1
+            return 0
+        }) == CURLE_OK)
+        let headers = curl_slist_append(nil, "X-Test: 1")
+        defer { curl_slist_free_all(headers) }
+        #expect(CCurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) == CURLE_OK)
+
+        #expect(curl_easy_perform(handle) == CURLE_OK)
+        #expect(sink.bytes == body.count)
+        #expect(sink.progressCalls > 0)
+
+        var downloaded: curl_off_t = 0
+        #expect(CCurl_easy_getinfo_off_t(handle, CURLINFO_SIZE_DOWNLOAD_T, &downloaded) == CURLE_OK)
+        #expect(downloaded == body.count)
+        var effective: UnsafeMutablePointer<CChar>?
+        #expect(CCurl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK)
+        #expect(effective.map { String(cString: $0) } == file.absoluteString)
+        var connects = -1
+        #expect(CCurl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK)
+        #expect(connects >= 0)
+        var privateData: UnsafeMutableRawPointer?
+        #expect(CCurl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, opaque) == CURLE_OK)
+        #expect(CCurl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &privateData) == CURLE_OK)
+        #expect(privateData == opaque)
+    }
+
+    @Test func curlOffTWrapperPassesA64BitValue() throws {
+        // An off_t passed through the wrong wrapper would be garbage: resuming at 9,000 must leave 1,000 bytes.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ccurl-\(UUID().uuidString).xml")
+        try Data(repeating: 0x61, count: 10_000).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try #require(curl_easy_init())
+        defer { curl_easy_cleanup(handle) }
+        #expect(CCurl_easy_setopt_string(handle, CURLOPT_URL, file.absoluteString) == CURLE_OK)
+        #expect(CCurl_easy_setopt_off_t(handle, CURLOPT_RESUME_FROM_LARGE, 9_000) == CURLE_OK)
+        #expect(CCurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, { _, size, count, _ in size * count }) == CURLE_OK)
+        #expect(curl_easy_perform(handle) == CURLE_OK)
+        var downloaded: curl_off_t = 0
+        #expect(CCurl_easy_getinfo_off_t(handle, CURLINFO_SIZE_DOWNLOAD_T, &downloaded) == CURLE_OK)
+        #expect(downloaded == 1_000)
+    }
+
+    @Test func curlMultiWrappers() throws {
+        let multi = try #require(curl_multi_init())
+        defer { curl_multi_cleanup(multi) }
+        #expect(CCurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 32) == CURLM_OK)
+        #expect(CCurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 6) == CURLM_OK)
+        #expect(CCurl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, nil) == CURLM_OK)
+        #expect(CCurl_multi_setopt_socket_callback(multi, CURLMOPT_SOCKETFUNCTION, { _, _, _, _, _ in 0 }) == CURLM_OK)
+        #expect(CCurl_multi_setopt_timer_callback(multi, CURLMOPT_TIMERFUNCTION, { _, _, _ in 0 }) == CURLM_OK)
+        // An option number libcurl does not know is refused: the wrapper passes the option through unchanged.
+        #expect(CCurl_multi_setopt_long(multi, CURLMoption(rawValue: 9_999), 1) == CURLM_UNKNOWN_OPTION)
+        #expect(CCurl_writefunc_pause() == 0x1000_0001)
+    }
+
+    @Test func zlibGzipRoundTrip() throws {
+        let original = Array(String(repeating: "<item><title>Zürich — 東京</title></item>\n", count: 2_000).utf8)
+        // Compress as gzip (windowBits 15 + 16), then inflate with automatic header detection (15 + 32).
+        var deflater = z_stream()
+        #expect(CZlib_deflateInit2(&deflater, Z_BEST_COMPRESSION, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK)
+        var compressed = [UInt8](repeating: 0, count: original.count + 1024)
+        let compressedCount = original.withUnsafeBufferPointer { input in
+            compressed.withUnsafeMutableBufferPointer { output in
+                deflater.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                deflater.avail_in = uInt(input.count)
+                deflater.next_out = output.baseAddress
+                deflater.avail_out = uInt(output.count)
+                let status = deflate(&deflater, Z_FINISH)
+                #expect(status == Z_STREAM_END)
+                return output.count - Int(deflater.avail_out)
+            }
+        }
+        deflateEnd(&deflater)
+        #expect(compressed[0] == 0x1F && compressed[1] == 0x8B)  // a gzip header, so windowBits reached zlib
+        #expect(compressedCount < original.count / 10)
+
+        var inflater = z_stream()
+        #expect(CZlib_inflateInit2(&inflater, 15 + 32) == Z_OK)
+        var restored = [UInt8](repeating: 0, count: original.count)
+        compressed.withUnsafeMutableBufferPointer { input in
+            restored.withUnsafeMutableBufferPointer { output in
+                inflater.next_in = input.baseAddress
+                inflater.avail_in = uInt(compressedCount)
+                inflater.next_out = output.baseAddress
+                inflater.avail_out = uInt(output.count)
+                #expect(inflate(&inflater, Z_FINISH) == Z_STREAM_END)
+            }
+        }
+        inflateEnd(&inflater)
+        #expect(restored == original)
+    }
+
+    @Test func sqliteBindsWithTheTransientDestructor() throws {
+        var db: OpaquePointer?
+        #expect(sqlite3_open(":memory:", &db) == SQLITE_OK)
+        defer { sqlite3_close(db) }
+        var defensive: Int32 = -1
+        #expect(CSQLite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) == SQLITE_OK)
+        #expect(defensive == 1)
+        #expect(sqlite3_exec(db, "CREATE TABLE t(x TEXT)", nil, nil, nil) == SQLITE_OK)
+        var statement: OpaquePointer?
+        #expect(sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?)", -1, &statement, nil) == SQLITE_OK)
+        do {
+            // The buffer dies right after binding: only SQLITE_TRANSIENT (a copy) keeps the value intact.
+            var text = Array("Zürich".utf8CString)
+            #expect(sqlite3_bind_text(statement, 1, &text, -1, CSQLite_transient()) == SQLITE_OK)
+            text.withUnsafeMutableBufferPointer { $0.update(repeating: 0x58) }
+        }
+        #expect(sqlite3_step(statement) == SQLITE_DONE)
+        sqlite3_finalize(statement)
+        #expect(sqlite3_prepare_v2(db, "SELECT x FROM t", -1, &statement, nil) == SQLITE_OK)
+        #expect(sqlite3_step(statement) == SQLITE_ROW)
+        #expect(String(cString: sqlite3_column_text(statement, 0)) == "Zürich")
+        sqlite3_finalize(statement)
+    }
+
+    @Test func expatHasDTDSupportAndBillionLaughsProtection() {
+        // CExpat's shim defines XML_DTD to see these declarations; the library must really have them.
+        var names: [String] = []
+        var feature = XML_GetFeatureList()
+        while let current = feature, current.pointee.feature != XML_FEATURE_END {
+            names.append(String(cString: current.pointee.name))
+            feature = current + 1
+        }
+        #expect(names.contains("XML_DTD"))
+        #expect(names.contains("XML_BLAP_MAX_AMP"))
+        let version = XML_ExpatVersionInfo()
+        #expect((version.major, version.minor) >= (2, 4))
+    }
+}
