@@ -170,6 +170,7 @@ public final class XMLPushParser {
             }
             phase = .parsing
             handler.startDocument()
+            if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
             let bytes = prolog
             prolog = []
             var failure: ExpatXMLError?
