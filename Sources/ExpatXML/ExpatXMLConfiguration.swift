@@ -43,6 +43,14 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// see `XML_SetBillionLaughsAttackProtectionActivationThreshold`.
     public var amplificationActivationThreshold: UInt64 = 8 << 20
 
+    /// Mend what real feeds get wrong instead of failing. Default `false`: strict XML.
+    ///
+    /// With `true`, a streaming filter in front of expat escapes bare `&`, turns HTML named references
+    /// (`&nbsp;`) into numeric ones, drops characters XML forbids, replaces invalid UTF-8 with U+FFFD and
+    /// removes white space before the XML declaration; ``XMLPushParser/repairs`` counts what it did.
+    /// Events still never depend on chunking. Columns and byte offsets in errors count the repaired bytes.
+    public var repairsMalformedInput: Bool = false
+
     /// The longest prefix read to find the XML declaration's encoding before parsing starts. Default 1 KiB.
     public var maximumDeclarationBytes: Int = 1024
 

@@ -28,6 +28,8 @@ public final class XMLPushParser {
     private var phase = Phase.sniffing
     private var prolog: [UInt8] = []
     private var transcoder: IconvTranscoder?
+    private var repairFilter: InputRepairFilter?
+    private var leadingWhitespaceRepairs = 0
 
     private enum Phase {
         case sniffing, parsing, finished
@@ -77,6 +79,7 @@ public final class XMLPushParser {
         case .parsing: try feed(bytes, isFinal: false)
         case .sniffing:
             prolog.append(contentsOf: bytes)
+            if configuration.repairsMalformedInput && stripLeadingWhitespace(isComplete: false) { return }
             try sniff(isComplete: false)
         }
     }
@@ -95,7 +98,9 @@ public final class XMLPushParser {
         switch phase {
         case .failed(let error): throw error
         case .finished: return
-        case .sniffing: try sniff(isComplete: true)
+        case .sniffing:
+            if configuration.repairsMalformedInput { _ = stripLeadingWhitespace(isComplete: true) }
+            try sniff(isComplete: true)
         case .parsing: break
         }
         try feed(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true)
@@ -134,6 +139,13 @@ public final class XMLPushParser {
     /// How many invalid or truncated byte sequences of a transcoded charset became U+FFFD.
     public var encodingReplacements: Int { transcoder?.replacements ?? 0 }
 
+    /// What was repaired so far; always empty unless ``ExpatXMLConfiguration/repairsMalformedInput`` is on.
+    public var repairs: XMLRepairs {
+        var repairs = repairFilter?.repairs ?? XMLRepairs()
+        repairs.leadingWhitespace = leadingWhitespaceRepairs
+        return repairs
+    }
+
     /// How many references to external entities were refused (never loaded).
     public var refusedExternalEntities: Int { state.pointee.refusedExternalEntities }
 
@@ -168,6 +180,18 @@ public final class XMLPushParser {
                 self.transcoder = transcoder
                 XML_SetEncoding(expat, "UTF-8")
             }
+            if configuration.repairsMalformedInput {
+                let isUTF16: Bool
+                if case .native(let expatName) = decoder {
+                    isUTF16 = expatName?.hasPrefix("UTF-16") == true || encoding?.name.hasPrefix("UTF-16") == true
+                } else {
+                    isUTF16 = false
+                }
+                if !isUTF16 {
+                    // iconv's output is valid UTF-8 already; single-byte charsets have no invalid bytes to find.
+                    repairFilter = InputRepairFilter(validatesUTF8: transcoder == nil && (encoding?.name ?? "UTF-8") == "UTF-8")
+                }
+            }
             phase = .parsing
             handler.startDocument()
             if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
@@ -183,14 +207,45 @@ public final class XMLPushParser {
 
     private func feed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if let transcoder {
-            try transcoder.convert(bytes, isFinal: isFinal) { (utf8) throws(ExpatXMLError) in try feedExpat(utf8, isFinal: false) }
+            try transcoder.convert(bytes, isFinal: isFinal) { (utf8) throws(ExpatXMLError) in try repairAndFeed(utf8, isFinal: false) }
+            if isFinal { try repairAndFeed(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true) }
+        } else {
+            try repairAndFeed(bytes, isFinal: isFinal)
+        }
+    }
+
+    private func repairAndFeed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if let repairFilter {
+            try repairFilter.process(bytes, isFinal: isFinal) { (piece) throws(ExpatXMLError) in try feedExpat(piece, isFinal: false) }
             if isFinal { try feedExpat(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true) }
         } else {
             try feedExpat(bytes, isFinal: isFinal)
         }
     }
 
+    /// Drops white space in front of the first `<` (after a UTF-8 byte-order mark), which makes expat
+    /// reject an XML declaration. Only a run that ends in `<` followed by a non-zero byte is dropped, so
+    /// UTF-16 is never touched; a run that has not ended yet waits, up to the declaration window.
+    /// Returns whether it is waiting for more bytes before the encoding can be sniffed.
+    private func stripLeadingWhitespace(isComplete: Bool) -> Bool {
+        if !isComplete && prolog.count < 3 && [0xEF, 0xBB, 0xBF].starts(with: prolog) { return true }
+        let start = prolog.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        if start == prolog.count && !isComplete { return true }
+        var end = start
+        while end < prolog.count, [0x20, 0x09, 0x0A, 0x0D].contains(prolog[end]) { end += 1 }
+        guard end > start else { return false }
+        if end + 5 > prolog.count && !isComplete && prolog.count < configuration.maximumDeclarationBytes {
+            return true  // wait to see what follows the white space
+        }
+        guard end + 1 < prolog.count, prolog[end] == 0x3C, prolog[end + 1] != 0 else { return false }
+        // White space before a root element is legal; before the XML declaration expat rejects it.
+        if prolog[end...].starts(with: Array("<?xml".utf8)) { leadingWhitespaceRepairs = 1 }
+        prolog.removeSubrange(start..<end)
+        return false
+    }
+
     private func feedExpat(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if bytes.isEmpty && !isFinal { return }
         // XML_Parse takes an int length: feed huge buffers in pieces of at most 1 GiB.
         var offset = 0
         repeat {
@@ -249,25 +304,26 @@ public final class XMLPushParser {
         XML_SetCommentHandler(expat, { userData, text in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
-            state.pointee.flushText()
+            ParserState.flushText(state)
             state.pointee.handler.comment(XMLBytes(cString: text!))
         })
         XML_SetProcessingInstructionHandler(expat, { userData, target, data in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
-            state.pointee.flushText()
+            ParserState.flushText(state)
             state.pointee.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!))
         })
         if configuration.cdataHandling == .separate {
             XML_SetCdataSectionHandler(expat, { userData in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
-                state.pointee.flushText()
+                ParserState.flushText(state)
                 state.pointee.inCDATA = true
             }, { userData in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
                 state.pointee.inCDATA = false
+                if state.pointee.textOverflow { return ParserState.failTextTooLarge(state) }
                 let text = state.pointee.text
                 let count = state.pointee.textCount
                 state.pointee.textCount = 0
@@ -278,12 +334,12 @@ public final class XMLPushParser {
             XML_SetNamespaceDeclHandler(expat, { userData, prefix, uri in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
-                state.pointee.flushText()
+                ParserState.flushText(state)
                 state.pointee.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri))
             }, { userData, prefix in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
-                state.pointee.flushText()
+                ParserState.flushText(state)
                 state.pointee.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix))
             })
         }
@@ -340,6 +396,7 @@ struct ParserState {
     var depth = 0
     var collectingText = true
     var inCDATA = false
+    var textOverflow = false
     var insideExpat = false
     var refusedExternalEntities = 0
     var unknownEncodingName: String?
@@ -357,18 +414,26 @@ struct ParserState {
         text = .allocate(capacity: textCapacity)
     }
 
-    /// Delivers the collected text node, if any, unless inside a separate CDATA section.
-    @inline(__always) mutating func flushText() {
-        guard textCount > 0, !inCDATA, pendingError == nil else { return }
-        let count = textCount
-        textCount = 0
-        handler.text(XMLBytes(UnsafeBufferPointer(start: text, count: count)))
+    /// Delivers the collected text node, if any, unless inside a separate CDATA section. A node that
+    /// outgrew the limit fails here, where it ends: a position that does not depend on chunking, as the
+    /// place inside the node where the limit was crossed would.
+    @inline(__always) static func flushText(_ state: UnsafeMutablePointer<ParserState>) {
+        guard state.pointee.textCount > 0, !state.pointee.inCDATA, state.pointee.pendingError == nil else { return }
+        if state.pointee.textOverflow { return failTextTooLarge(state) }
+        let count = state.pointee.textCount
+        state.pointee.textCount = 0
+        state.pointee.handler.text(XMLBytes(UnsafeBufferPointer(start: state.pointee.text, count: count)))
+    }
+
+    static func failTextTooLarge(_ state: UnsafeMutablePointer<ParserState>) {
+        fail(state, code: .textNodeTooLarge,
+             message: "a text node longer than the limit of \(state.pointee.maximumTextBytes) bytes ends here")
     }
 
     static func startElement(_ state: UnsafeMutablePointer<ParserState>, _ name: UnsafePointer<CChar>,
                              _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
         guard state.pointee.pendingError == nil else { return }
-        state.pointee.flushText()
+        ParserState.flushText(state)
         state.pointee.depth += 1
         if state.pointee.depth > state.pointee.maximumDepth {
             fail(state, code: .depthLimitExceeded,
@@ -382,18 +447,20 @@ struct ParserState {
 
     static func endElement(_ state: UnsafeMutablePointer<ParserState>, _ name: UnsafePointer<CChar>) {
         guard state.pointee.pendingError == nil else { return }
-        state.pointee.flushText()
+        ParserState.flushText(state)
         state.pointee.depth -= 1
         state.pointee.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator))
     }
 
     static func characters(_ state: UnsafeMutablePointer<ParserState>, _ bytes: UnsafePointer<CChar>, _ length: Int) {
-        guard state.pointee.collectingText || state.pointee.inCDATA, state.pointee.pendingError == nil else { return }
+        guard state.pointee.collectingText || state.pointee.inCDATA, state.pointee.pendingError == nil,
+              !state.pointee.textOverflow else { return }
         let needed = state.pointee.textCount + length
         if needed > state.pointee.textCapacity {
             if needed > state.pointee.maximumTextBytes {
-                fail(state, code: .textNodeTooLarge,
-                     message: "a text node longer than the limit of \(state.pointee.maximumTextBytes) bytes")
+                // Keep what fits and stop growing; the node fails where it ends (see flushText).
+                state.pointee.textOverflow = true
+                if state.pointee.textCount == 0 { state.pointee.textCount = 1 }
                 return
             }
             var capacity = state.pointee.textCapacity * 2

@@ -1,0 +1,374 @@
+/// What a parser repaired to get through a malformed document, counted by kind.
+///
+/// Only parsers with ``ExpatXMLConfiguration/repairsMalformedInput`` on repair anything.
+public struct XMLRepairs: Sendable, Hashable {
+    /// White space removed before the XML declaration (occurrences; at most 1).
+    public var leadingWhitespace = 0
+    /// `&` that started no reference, escaped as `&amp;`.
+    public var bareAmpersands = 0
+    /// HTML named references XML does not define (`&nbsp;`, `&eacute;`, …), replaced by character references.
+    public var htmlEntities = 0
+    /// Characters XML forbids (C0 controls, U+FFFE, U+FFFF), raw or as references, removed.
+    public var invalidCharacters = 0
+    /// Numeric references to 0x80–0x9F, which feeds mean as windows-1252 (`&#150;` is an en dash), mapped.
+    public var windows1252References = 0
+    /// Bytes that are not valid UTF-8 in a UTF-8 document, each replaced by U+FFFD.
+    public var invalidUTF8 = 0
+    /// Distinct well-known namespace prefixes used without a declaration, and resolved to their usual URIs.
+    public var undeclaredPrefixes = 0
+
+    /// Creates an empty record.
+    public init() {}
+
+    /// Whether nothing was repaired.
+    public var isEmpty: Bool { self == XMLRepairs() }
+
+    /// The kinds that occurred, with counts, in a stable order: `["bareAmpersands": 2, ...]`.
+    public var counts: [(kind: String, count: Int)] {
+        [("leadingWhitespace", leadingWhitespace), ("bareAmpersands", bareAmpersands), ("htmlEntities", htmlEntities),
+         ("invalidCharacters", invalidCharacters), ("windows1252References", windows1252References),
+         ("invalidUTF8", invalidUTF8), ("undeclaredPrefixes", undeclaredPrefixes)].filter { $0.1 > 0 }
+    }
+}
+
+/// A streaming byte filter in front of expat that mends what real feeds get wrong, and leaves expat strict.
+///
+/// It lexes just enough XML to know where it is (text, tag, attribute value, CDATA, comment, processing
+/// instruction, DOCTYPE) and, outside CDATA, comments and the DOCTYPE, escapes bare `&`, turns HTML named
+/// references into numeric ones, drops characters XML forbids and, for UTF-8 input, replaces invalid
+/// bytes with U+FFFD. Unchanged runs go to the sink as views of the input, so a clean document is not
+/// copied. Anything cut by a chunk boundary is carried to the next chunk: the output never depends on the split.
+final class InputRepairFilter {
+    private enum Mode: Equatable {
+        case text, tag, cdata, comment, processingInstruction, doctype
+        case attribute(quote: UInt8)
+    }
+
+    private var mode = Mode.text
+    private var doctypeBrackets = 0
+    private var doctypeQuote: UInt8 = 0
+    private var hasDoctype = false
+    private var carry: [UInt8] = []
+    private let validatesUTF8: Bool
+    private(set) var repairs = XMLRepairs()
+
+    /// The longest reference it looks at; a longer `&…` is a bare ampersand.
+    private static let maximumReferenceLength = 40
+
+    init(validatesUTF8: Bool) {
+        self.validatesUTF8 = validatesUTF8
+    }
+
+    /// Filters `input` and hands the result to `sink` in one or more pieces.
+    func process(
+        _ input: UnsafeRawBufferPointer, isFinal: Bool,
+        into sink: (UnsafeRawBufferPointer) throws(ExpatXMLError) -> Void
+    ) throws(ExpatXMLError) {
+        if carry.isEmpty {
+            try scan(input.bindMemory(to: UInt8.self), isFinal: isFinal, into: sink)
+            return
+        }
+        var joined = carry
+        joined.append(contentsOf: input)
+        carry.removeAll(keepingCapacity: true)
+        var failure: ExpatXMLError?
+        joined.withUnsafeBufferPointer { buffer in
+            do throws(ExpatXMLError) { try scan(buffer, isFinal: isFinal, into: sink) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, isFinal: Bool,
+        into sink: (UnsafeRawBufferPointer) throws(ExpatXMLError) -> Void
+    ) throws(ExpatXMLError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        let count = bytes.count
+        var index = 0
+        var runStart = 0
+
+        /// Sends the unchanged bytes before `end`, then `replacement`, and resumes after `skipping` bytes.
+        func replace(at end: Int, skipping: Int, with replacement: [UInt8]) throws(ExpatXMLError) {
+            if end > runStart { try sink(UnsafeRawBufferPointer(start: base + runStart, count: end - runStart)) }
+            if !replacement.isEmpty {
+                var failure: ExpatXMLError?
+                replacement.withUnsafeBytes { buffer in
+                    do throws(ExpatXMLError) { try sink(buffer) } catch { failure = error }
+                }
+                if let failure { throw failure }
+            }
+            runStart = end + skipping
+        }
+
+        /// Keeps the bytes from `position` for the next chunk.
+        func keep(from position: Int) throws(ExpatXMLError) {
+            if position > runStart { try sink(UnsafeRawBufferPointer(start: base + runStart, count: position - runStart)) }
+            carry = Array(UnsafeBufferPointer(start: base + position, count: count - position))
+            runStart = count
+        }
+
+        scanning: while index < count {
+            let byte = base[index]
+            // Bytes that need no thought in any mode: printable ASCII that ends nothing here.
+            if byte >= 0x20 && byte < 0x80 {
+                switch mode {
+                case .text:
+                    if byte == 0x26 {  // &
+                        switch reference(at: index, in: base, count: count, isFinal: isFinal) {
+                        case .needMore: try keep(from: index); break scanning
+                        case .keep(let length): index += length
+                        case .replace(let length, let replacement): try replace(at: index, skipping: length, with: replacement); index += length
+                        }
+                        continue
+                    }
+                    if byte == 0x3C {  // <
+                        guard let opened = markup(at: index, in: base, count: count, isFinal: isFinal) else {
+                            try keep(from: index); break scanning
+                        }
+                        mode = opened.mode
+                        index += opened.length
+                        continue
+                    }
+                case .tag:
+                    if byte == 0x22 || byte == 0x27 { mode = .attribute(quote: byte) } else if byte == 0x3E { mode = .text }
+                case .attribute(let quote):
+                    if byte == quote { mode = .tag } else if byte == 0x26 {
+                        switch reference(at: index, in: base, count: count, isFinal: isFinal) {
+                        case .needMore: try keep(from: index); break scanning
+                        case .keep(let length): index += length
+                        case .replace(let length, let replacement): try replace(at: index, skipping: length, with: replacement); index += length
+                        }
+                        continue
+                    }
+                case .cdata:
+                    if byte == 0x5D, let end = terminator("]]>", at: index, in: base, count: count, isFinal: isFinal) {
+                        if end < 0 { try keep(from: index); break scanning }
+                        mode = .text
+                        index += end
+                        continue
+                    }
+                case .comment:
+                    if byte == 0x2D, let end = terminator("-->", at: index, in: base, count: count, isFinal: isFinal) {
+                        if end < 0 { try keep(from: index); break scanning }
+                        mode = .text
+                        index += end
+                        continue
+                    }
+                case .processingInstruction:
+                    if byte == 0x3F, let end = terminator("?>", at: index, in: base, count: count, isFinal: isFinal) {
+                        if end < 0 { try keep(from: index); break scanning }
+                        mode = .text
+                        index += end
+                        continue
+                    }
+                case .doctype:
+                    if doctypeQuote != 0 {
+                        if byte == doctypeQuote { doctypeQuote = 0 }
+                    } else if byte == 0x22 || byte == 0x27 {
+                        doctypeQuote = byte
+                    } else if byte == 0x5B {
+                        doctypeBrackets += 1
+                    } else if byte == 0x5D {
+                        doctypeBrackets -= 1
+                    } else if byte == 0x3E && doctypeBrackets <= 0 {
+                        mode = .text
+                    }
+                }
+                index += 1
+                continue
+            }
+            if byte < 0x20 {
+                if byte == 0x0A || byte == 0x09 || byte == 0x0D { index += 1; continue }
+                repairs.invalidCharacters += 1
+                try replace(at: index, skipping: 1, with: [])
+                index += 1
+                continue
+            }
+            // byte >= 0x80
+            guard validatesUTF8 else { index += 1; continue }
+            switch Self.utf8Sequence(at: index, in: base, count: count) {
+            case .valid(let length):
+                index += length
+            case .incomplete where !isFinal:
+                try keep(from: index)
+                break scanning
+            case .incomplete, .invalid:
+                repairs.invalidUTF8 += 1
+                try replace(at: index, skipping: 1, with: [0xEF, 0xBF, 0xBD])
+                index += 1
+            case .forbidden(let length):  // U+FFFE and U+FFFF are valid UTF-8 but not XML characters
+                repairs.invalidCharacters += 1
+                try replace(at: index, skipping: length, with: [])
+                index += length
+            }
+        }
+        if runStart < count {
+            try sink(UnsafeRawBufferPointer(start: base + runStart, count: count - runStart))
+        }
+    }
+
+    // MARK: Markup
+
+    /// What `<` at `index` opens, and how many bytes of the opener to step over; `nil` when more bytes are needed.
+    private func markup(at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> (mode: Mode, length: Int)? {
+        func starts(_ literal: StaticString) -> Bool? {
+            let length = literal.utf8CodeUnitCount
+            let available = min(length, count - index)
+            for offset in 0..<available where base[index + offset] != literal.utf8Start[offset] { return false }
+            if available < length { return isFinal ? false : nil }
+            return true
+        }
+        guard index + 1 < count || isFinal else { return nil }
+        let next = index + 1 < count ? base[index + 1] : 0
+        if next == 0x21 {  // <!
+            guard let isCDATA = starts("<![CDATA[") else { return nil }
+            if isCDATA { return (.cdata, 9) }
+            guard let isComment = starts("<!--") else { return nil }
+            if isComment { return (.comment, 4) }
+            guard let isDoctype = starts("<!DOCTYPE") else { return nil }
+            if isDoctype {
+                hasDoctype = true
+                doctypeBrackets = 0
+                doctypeQuote = 0
+                return (.doctype, 9)
+            }
+            return (.tag, 2)  // something else expat will judge
+        }
+        if next == 0x3F { return (.processingInstruction, 2) }
+        return (.tag, 1)
+    }
+
+    /// The length up to and including `literal` if it starts at `index`; -1 when more bytes are needed; `nil` if not there.
+    private func terminator(_ literal: StaticString, at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> Int? {
+        let length = literal.utf8CodeUnitCount
+        let available = min(length, count - index)
+        for offset in 0..<available where base[index + offset] != literal.utf8Start[offset] { return nil }
+        if available < length { return isFinal ? nil : -1 }
+        return length
+    }
+
+    // MARK: References
+
+    private enum ReferenceAction {
+        case needMore
+        case keep(Int)
+        case replace(Int, [UInt8])
+    }
+
+    /// Decides what to do with the `&` at `index`.
+    private func reference(at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> ReferenceAction {
+        let bare = ReferenceAction.replace(1, Array("&amp;".utf8))
+        var cursor = index + 1
+        let limit = min(count, index + Self.maximumReferenceLength)
+        func needMoreOrBare() -> ReferenceAction {
+            if cursor >= count && !isFinal && cursor < index + Self.maximumReferenceLength { return .needMore }
+            repairs.bareAmpersands += 1
+            return bare
+        }
+        guard cursor < count else { return needMoreOrBare() }
+        if base[cursor] == 0x23 {  // &#
+            cursor += 1
+            var radix: UInt32 = 10
+            if cursor < count && (base[cursor] == 0x78) { radix = 16; cursor += 1 }  // x (XML allows only lowercase)
+            var value: UInt32 = 0
+            var digits = 0
+            while cursor < limit, let digit = Self.digit(base[cursor], radix: radix) {
+                value = value > 0x10FFFF ? value : value &* radix &+ digit
+                digits += 1
+                cursor += 1
+            }
+            guard cursor < limit else { return needMoreOrBare() }
+            guard base[cursor] == 0x3B, digits > 0 else { repairs.bareAmpersands += 1; return bare }
+            let length = cursor + 1 - index
+            if (0x80...0x9F).contains(value), let mapped = Self.windows1252[Int(value - 0x80)] {
+                repairs.windows1252References += 1
+                return .replace(length, Array("&#x\(String(mapped, radix: 16, uppercase: true));".utf8))
+            }
+            if Self.isXMLCharacter(value) { return .keep(length) }
+            repairs.invalidCharacters += 1
+            return .replace(length, [])
+        }
+        guard Self.isNameStart(base[cursor]) else { repairs.bareAmpersands += 1; return bare }
+        while cursor < limit, Self.isNameCharacter(base[cursor]) { cursor += 1 }
+        guard cursor < limit else { return needMoreOrBare() }
+        guard base[cursor] == 0x3B else { repairs.bareAmpersands += 1; return bare }
+        let name = UnsafeBufferPointer(start: base + index + 1, count: cursor - index - 1)
+        let length = cursor + 1 - index
+        if Self.isPredefined(name) { return .keep(length) }
+        if let replacement = HTMLEntities.replacement(for: String(decoding: name, as: UTF8.self)) {
+            repairs.htmlEntities += 1
+            return .replace(length, replacement)
+        }
+        if hasDoctype { return .keep(length) }  // the DOCTYPE may declare it; expat knows
+        repairs.bareAmpersands += 1
+        return bare
+    }
+
+    private static func digit(_ byte: UInt8, radix: UInt32) -> UInt32? {
+        switch byte {
+        case 0x30...0x39: return UInt32(byte - 0x30)
+        case 0x61...0x66 where radix == 16: return UInt32(byte - 0x61 + 10)
+        case 0x41...0x46 where radix == 16: return UInt32(byte - 0x41 + 10)
+        default: return nil
+        }
+    }
+
+    private static func isNameStart(_ byte: UInt8) -> Bool {
+        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || byte == 0x5F || byte == 0x3A || byte >= 0x80
+    }
+
+    private static func isNameCharacter(_ byte: UInt8) -> Bool {
+        isNameStart(byte) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x2E
+    }
+
+    private static func isPredefined(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch name.count {
+        case 2: return (name[0] == 0x6C || name[0] == 0x67) && name[1] == 0x74  // lt, gt
+        case 3: return name[0] == 0x61 && name[1] == 0x6D && name[2] == 0x70  // amp
+        case 4: return name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+        default: return false
+        }
+    }
+
+    static func isXMLCharacter(_ value: UInt32) -> Bool {
+        value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+            || (0xE000...0xFFFD).contains(value) || (0x10000...0x10FFFF).contains(value)
+    }
+
+    /// windows-1252's characters at 0x80–0x9F (WHATWG), `nil` where it has none.
+    private static let windows1252: [UInt32?] = [
+        0x20AC, nil, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, nil, 0x017D, nil,
+        nil, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, nil, 0x017E, 0x0178,
+    ]
+
+    // MARK: UTF-8
+
+    private enum UTF8Check {
+        case valid(Int), incomplete, invalid, forbidden(Int)
+    }
+
+    /// Checks the UTF-8 sequence whose lead byte (≥ 0x80) is at `index` (RFC 3629's table of well-formed sequences).
+    private static func utf8Sequence(at index: Int, in base: UnsafePointer<UInt8>, count: Int) -> UTF8Check {
+        let lead = base[index]
+        let length: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the range of the second byte
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: return .invalid
+        }
+        for offset in 1..<length {
+            guard index + offset < count else { return .incomplete }
+            let byte = base[index + offset]
+            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return .invalid }
+        }
+        if lead == 0xEF && base[index + 1] == 0xBF && base[index + 2] >= 0xBE { return .forbidden(3) }
+        return .valid(length)
+    }
+}

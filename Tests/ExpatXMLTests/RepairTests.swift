@@ -1,0 +1,132 @@
+import ExpatXML
+import Foundation
+import Testing
+
+struct RepairCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let bytes: [UInt8]
+    let expectedText: [String]
+    let expectedRepairs: [String: Int]
+    var testDescription: String { name }
+
+    init(_ name: String, _ xml: String, text: [String], repairs: [String: Int]) {
+        self.init(name, Array(xml.utf8), text: text, repairs: repairs)
+    }
+
+    init(_ name: String, _ bytes: [UInt8], text: [String], repairs: [String: Int]) {
+        self.name = name
+        self.bytes = bytes
+        expectedText = text
+        expectedRepairs = repairs
+    }
+}
+
+let repairCases: [RepairCase] = [
+    .init("bare ampersand in text", "<r><t>AT&T & friends</t></r>", text: ["AT&T & friends"], repairs: ["bareAmpersands": 2]),
+    .init("bare ampersand in an attribute", "<r><a href=\"/?a=1&b=2\">x</a></r>", text: ["x", "@href=/?a=1&b=2"],
+          repairs: ["bareAmpersands": 1]),
+    .init("HTML entities", "<r><t>a&nbsp;b &eacute;t&eacute; &hellip; &mdash; &copy;</t></r>",
+          text: ["a\u{A0}b été … — ©"], repairs: ["htmlEntities": 6]),
+    .init("unknown entity name is a bare ampersand", "<r><t>&bogus; &amp; &lt;</t></r>", text: ["&bogus; & <"], repairs: ["bareAmpersands": 1]),
+    .init("windows-1252 numeric references", "<r><t>&#150; &#147;q&#148; &#8212;</t></r>", text: ["– “q” —"],
+          repairs: ["windows1252References": 3]),
+    .init("C0 controls raw and referenced", "<r><t>a\u{01}b\u{0B}c&#2;d</t></r>", text: ["abcd"], repairs: ["invalidCharacters": 3]),
+    .init("invalid UTF-8", Array("<r><t>caf".utf8) + [0xE9] + Array(" ok ".utf8) + [0xC3, 0x28] + Array(" é</t></r>".utf8),
+          text: ["caf\u{FFFD} ok \u{FFFD}( é"], repairs: ["invalidUTF8": 2]),
+    .init("white space before the declaration", "\n\n  <?xml version=\"1.0\"?><r><t>x</t></r>", text: ["x"],
+          repairs: ["leadingWhitespace": 1]),
+    .init("BOM, then white space, then the declaration", [0xEF, 0xBB, 0xBF] + Array(" \n<?xml version=\"1.0\" encoding=\"utf-8\"?><r><t>x</t></r>".utf8),
+          text: ["x"], repairs: ["leadingWhitespace": 1]),
+    .init("CDATA and comments are left alone", "<r><t><![CDATA[a & b &nbsp; \u{7F}]]></t><!-- & --></r>", text: ["a & b &nbsp; \u{7F}"],
+          repairs: [:]),
+    .init("entities declared in the DOCTYPE are expat's", "<!DOCTYPE r [<!ENTITY me \"Me and You\">]><r><t>&me; &nbsp;</t></r>",
+          text: ["Me and You \u{A0}"], repairs: ["htmlEntities": 1]),
+    .init("a clean document needs nothing", "<?xml version=\"1.0\"?><r><t a=\"1 &amp; 2\">x &#233; &#xE9;</t></r>",
+          text: ["x é é", "@a=1 & 2"], repairs: [:]),
+]
+
+/// Collects text nodes and attribute values ("@name=value") through the byte API.
+final class RepairRecorder: XMLEventHandler {
+    var texts: [String] = []
+    var events: [String] = []
+    func startElement(_ name: XMLName, attributes: XMLAttributes) {
+        events.append("<" + name.localName.string)
+        for attribute in attributes {
+            texts.append("@\(attribute.name.localName.string)=\(attribute.value.string)")
+            events.append("@\(attribute.name.localName.string)=\(attribute.value.string)")
+        }
+    }
+    func endElement(_ name: XMLName) { events.append("/" + name.localName.string) }
+    func text(_ text: XMLBytes) {
+        texts.append(text.string)
+        events.append("'" + text.string)
+    }
+}
+
+func repairParse(_ bytes: [UInt8], chunk: Int, repairs: Bool = true) -> (recorder: RepairRecorder, repairs: XMLRepairs, error: ExpatXMLError?) {
+    var configuration = ExpatXMLConfiguration()
+    configuration.repairsMalformedInput = repairs
+    let recorder = RepairRecorder()
+    let parser = XMLPushParser(handler: recorder, configuration: configuration)
+    do {
+        var offset = 0
+        while offset < bytes.count {
+            try parser.parse(Array(bytes[offset..<min(bytes.count, offset + chunk)]))
+            offset += chunk
+        }
+        try parser.finish()
+        return (recorder, parser.repairs, nil)
+    } catch {
+        return (recorder, parser.repairs, error)
+    }
+}
+
+@Suite("Repairs")
+struct RepairTests {
+    @Test("repairs", arguments: repairCases)
+    func repairs(testCase: RepairCase) {
+        let whole = repairParse(testCase.bytes, chunk: 1 << 20)
+        #expect(whole.error == nil)
+        #expect(whole.recorder.texts.sorted() == testCase.expectedText.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: whole.repairs.counts) == testCase.expectedRepairs)
+        // The chunking property holds with repairs: every split gives the same events and the same repairs.
+        for chunk in [1, 2, 3, 7] {
+            let split = repairParse(testCase.bytes, chunk: chunk)
+            #expect(split.error == nil)
+            #expect(split.recorder.events == whole.recorder.events, "chunk \(chunk)")
+            #expect(split.repairs == whole.repairs, "chunk \(chunk)")
+        }
+    }
+
+    @Test("without repairs, the damaged cases fail or read differently", arguments: repairCases.filter { !$0.expectedRepairs.isEmpty })
+    func strictDiffers(testCase: RepairCase) {
+        // Numeric references to C1 controls are legal XML, so strict parsing succeeds there, with other text.
+        let strict = repairParse(testCase.bytes, chunk: 1 << 20, repairs: false)
+        #expect(strict.error != nil || strict.recorder.texts.sorted() != testCase.expectedText.sorted())
+        #expect(strict.repairs.isEmpty)
+    }
+
+    @Test func repairsInALegacyEncoding() {
+        // windows-1252 bytes are all valid; the filter still mends references in them.
+        let bytes = Array("<?xml version=\"1.0\" encoding=\"windows-1252\"?><r><t>Caf".utf8) + [0xE9] + Array(" &amp; Bar & &nbsp;</t></r>".utf8)
+        let result = repairParse(bytes, chunk: 5)
+        #expect(result.error == nil)
+        #expect(result.recorder.texts == ["Café & Bar & \u{A0}"])
+        #expect(result.repairs.invalidUTF8 == 0)
+        #expect(result.repairs.bareAmpersands == 1)
+    }
+
+    @Test func unrecoverableErrorsStillFailWithAPosition() {
+        let result = repairParse(Array("<r><item>one</item><item>two</r>".utf8), chunk: 4)
+        #expect(result.error?.code == .tagMismatch)
+        #expect(result.recorder.texts.contains("one"))
+    }
+
+    @Test func leadingWhitespaceIsNotStrippedFromUTF16() throws {
+        let xml = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><r><t>東京</t></r>"
+        let bytes = [0xFF, 0xFE] + Array(xml.data(using: .utf16LittleEndian)!)
+        let result = repairParse(bytes, chunk: 3)
+        #expect(result.error == nil)
+        #expect(result.recorder.texts == ["東京"])
+    }
+}
