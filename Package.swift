@@ -6,6 +6,9 @@ let package = Package(
     name: "feedingest",
     products: [
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
+        .library(name: "Fetch", targets: ["Fetch"]),
+        .library(name: "Syndication", targets: ["Syndication"]),
+        .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
     ],
     targets: [
@@ -15,6 +18,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML"]),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
@@ -24,6 +30,8 @@ let package = Package(
         ),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib"]),
+        .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,802 @@
+import ExpatXML
+import Foundation
+
+/// The text fields the parser captures. Each names where the text goes when its element closes.
+enum Field {
+    // item
+    case itemTitle, itemDCTitle, itemITunesTitle, itemMediaTitle
+    case itemLink, itemGUID, itemAtomID, itemDCIdentifier
+    case itemPubDate, itemPublished, itemIssued, itemDCDate, itemTermsIssued, itemTermsCreated
+    case itemUpdated, itemModified, itemTermsModified
+    case itemDescription, itemSummary, itemDCDescription, itemITunesSummary, itemITunesSubtitle, itemMediaDescription
+    case itemContentEncoded, itemContent
+    case itemRSSAuthor, itemDCCreator, itemITunesAuthor
+    case itemCategory, itemDCSubject
+    case itemComments, itemCommentsFeed, itemCommentCount
+    case itemDuration, itemEpisode, itemSeason, itemExplicit, itemKeywords, itemPodcastGUID
+    // a person (Atom author/contributor) inside an item or the feed
+    case personName, personEmail, personURI
+    // feed
+    case feedTitle, feedLink, feedDescription, feedSubtitle, feedITunesSummary, feedLanguage, feedDCLanguage
+    case feedRights, feedDCRights, feedGenerator, feedLastBuildDate, feedPubDate, feedUpdated, feedDCDate
+    case feedImageURL, feedIcon, feedLogo, feedTTL, feedUpdatePeriod, feedUpdateFrequency, feedSkipHour, feedSkipDay
+    case feedManagingEditor, feedDCCreator, feedITunesAuthor, feedCategory
+}
+
+/// Text being collected for one field, with child markup re-serialised when the field has any.
+struct Capture {
+    let field: Field
+    let depth: Int
+    var bytes: [UInt8] = []
+    /// Child elements appeared: `bytes` holds escaped markup, not plain text.
+    var hasMarkup = false
+    var kind: TextContent.Kind
+    var isXHTML = false
+    let base: String?
+    /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
+    var openChildren: [Int] = []
+
+    init(field: Field, depth: Int, kind: TextContent.Kind, base: String?) {
+        self.field = field
+        self.depth = depth
+        self.kind = kind
+        self.base = base
+    }
+
+    mutating func appendText(_ text: XMLBytes) {
+        if hasMarkup { Self.appendEscaped(text.buffer, to: &bytes, attribute: false) } else { bytes.append(contentsOf: text.buffer) }
+    }
+
+    mutating func startChild(_ name: XMLName, attributes: XMLAttributes) {
+        if !hasMarkup {
+            // Text so far was plain; from here on the field is markup, so escape what came before.
+            let plain = bytes
+            bytes.removeAll(keepingCapacity: true)
+            plain.withUnsafeBufferPointer { Self.appendEscaped($0, to: &bytes, attribute: false) }
+            hasMarkup = true
+        }
+        bytes.append(0x3C)
+        Self.appendName(name, to: &bytes)
+        for attribute in attributes {
+            bytes.append(0x20)
+            Self.appendName(attribute.name, to: &bytes)
+            bytes.append(contentsOf: [0x3D, 0x22])
+            Self.appendEscaped(attribute.value.buffer, to: &bytes, attribute: true)
+            bytes.append(0x22)
+        }
+        bytes.append(0x3E)
+        openChildren.append(bytes.count)
+    }
+
+    mutating func endChild(_ name: XMLName) {
+        let end = openChildren.popLast() ?? -1
+        if end == bytes.count {
+            bytes.removeLast()
+            bytes.append(contentsOf: [0x2F, 0x3E])  // <br/>
+            return
+        }
+        bytes.append(contentsOf: [0x3C, 0x2F])
+        Self.appendName(name, to: &bytes)
+        bytes.append(0x3E)
+    }
+
+    private static func appendName(_ name: XMLName, to bytes: inout [UInt8]) {
+        if !name.prefix.isEmpty {
+            bytes.append(contentsOf: name.prefix.buffer)
+            bytes.append(0x3A)
+        }
+        bytes.append(contentsOf: name.localName.buffer)
+    }
+
+    static func appendEscaped(_ text: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8], attribute: Bool) {
+        for byte in text {
+            switch byte {
+            case 0x26: bytes.append(contentsOf: [0x26, 0x61, 0x6D, 0x70, 0x3B])  // &amp;
+            case 0x3C: bytes.append(contentsOf: [0x26, 0x6C, 0x74, 0x3B])  // &lt;
+            case 0x3E: bytes.append(contentsOf: [0x26, 0x67, 0x74, 0x3B])  // &gt;
+            case 0x22 where attribute: bytes.append(contentsOf: [0x26, 0x71, 0x75, 0x6F, 0x74, 0x3B])  // &quot;
+            default: bytes.append(byte)
+            }
+        }
+    }
+
+    /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
+    func value() -> String {
+        var text = String(decoding: bytes, as: UTF8.self).trimmingXMLWhitespace()
+        if isXHTML, text.hasPrefix("<div"), text.hasSuffix("</div>"), let open = text.firstIndex(of: ">") {
+            text = String(text[text.index(after: open)..<text.index(text.endIndex, offsetBy: -6)]).trimmingXMLWhitespace()
+        }
+        return text
+    }
+}
+
+/// An Atom person, or an item's author being collected.
+struct PersonBuilder {
+    var person = Person()
+    let depth: Int
+    let forItem: Bool
+}
+
+/// Everything an item's elements said, before precedence decides the article's fields.
+struct ItemBuilder {
+    let depth: Int
+    let language: String?
+    var rdfAbout: String?
+    var title: String?, dcTitle: String?, itunesTitle: String?, mediaTitle: String?
+    var rssLink: String?, atomLink: String?, guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
+    var pubDate: String?, published: String?, issued: String?, dcDate: String?, termsIssued: String?, termsCreated: String?
+    var updated: String?, modified: String?, termsModified: String?
+    var description: TextContent?, summary: TextContent?, dcDescription: String?, itunesSummary: String?
+    var itunesSubtitle: String?, mediaDescription: TextContent?
+    var contentEncoded: String?, content: TextContent?
+    var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = [], itunesAuthor: String?
+    var categories: [String] = []
+    var enclosures: [Enclosure] = []
+    var itunesImage: String?, mediaThumbnail: String?, mediaImage: String?
+    var comments: String?, commentsFeed: String?, commentCount: Int?
+    var podcast = PodcastDetails()
+    var base: String?
+
+    init(depth: Int, language: String?, base: String?) {
+        self.depth = depth
+        self.language = language
+        self.base = base
+    }
+}
+
+/// The feed parser's state machine over ExpatXML's byte events.
+final class FeedEventHandler: XMLEventHandler {
+    unowned(unsafe) var xml: XMLPushParser!
+    let source: String
+    private let onArticle: (Article, FeedMetadata) -> Void
+    private let resolvesLinksInHTML: Bool
+
+    private(set) var metadata = FeedMetadata()
+    private(set) var articleCount = 0
+    private(set) var notAFeed: FeedError?
+
+    private var namespaces = NamespaceTable()
+    private var resolver = URLResolver()
+    private var depth = 0
+    private var channelDepth = 0
+    private var item: ItemBuilder?
+    private var capture: Capture?
+    private var person: PersonBuilder?
+    private var skipDepth = 0
+    private var imageDepth = 0
+    private var mediaGroupDepth = 0
+    private var isRDF = false
+    private var undeclared = 0
+
+    /// `xml:base` and `xml:lang` in scope: one frame per element that sets either.
+    private var frames: [(depth: Int, base: String?, language: String?)]
+    /// Priorities of metadata fields several elements can give (lower wins).
+    private var metadataPriority: [String: Int] = [:]
+
+    init(source: String, baseURL: String?, resolvesLinksInHTML: Bool, onArticle: @escaping (Article, FeedMetadata) -> Void) {
+        self.source = source
+        self.onArticle = onArticle
+        self.resolvesLinksInHTML = resolvesLinksInHTML
+        frames = [(0, baseURL, nil)]
+    }
+
+    func repairs(from xml: XMLPushParser) -> XMLRepairs { xml.repairs }
+
+    private var base: String? { frames[frames.count - 1].base }
+    private var language: String? { frames[frames.count - 1].language }
+
+    // MARK: Events
+
+    func startElement(_ name: XMLName, attributes: XMLAttributes) {
+        depth += 1
+        if capture != nil {
+            capture!.startChild(name, attributes: attributes)
+            return
+        }
+        if skipDepth > 0 { return }
+        if !attributes.isEmpty { scopeAttributes(attributes) }
+        let namespace = namespaces.classify(name.namespaceURI)
+        let tag = Tag.classify(namespace, name.localName)
+        if depth == 1 {
+            detectFormat(tag, namespace, name, attributes)
+            return
+        }
+        let isAtom = namespace == .atom || namespace == .atom03
+        let isRSS = namespace == .rss || namespace == .rss10 || namespace == .rss090
+
+        if let item {
+            if let person, depth == person.depth + 1, isAtom {
+                switch tag {
+                case .name: begin(.personName)
+                case .email: begin(.personEmail)
+                case .uri: begin(.personURI)
+                default: break
+                }
+                return
+            }
+            let isChild = depth == item.depth + 1 || (mediaGroupDepth > 0 && depth == mediaGroupDepth + 1)
+            guard isChild else { return }
+            itemElement(tag, isAtom: isAtom, isRSS: isRSS, attributes)
+            return
+        }
+        if (tag == .item && isRSS) || (tag == .entry && isAtom) {
+            startItem(attributes)
+            return
+        }
+        if tag == .channel && isRSS && depth == 2 {
+            channelDepth = 2
+            return
+        }
+        if let person, depth == person.depth + 1, isAtom {
+            switch tag {
+            case .name: begin(.personName)
+            case .email: begin(.personEmail)
+            case .uri: begin(.personURI)
+            default: break
+            }
+            return
+        }
+        if imageDepth > 0 {
+            if depth == imageDepth + 1 && tag == .url && isRSS { begin(.feedImageURL) }
+            return
+        }
+        let isFeedChild = depth == channelDepth + 1 || (isRDF && depth == 2)
+        if isRSS && isSkipChild() {
+            if tag == .hour { begin(.feedSkipHour) } else if tag == .day { begin(.feedSkipDay) }
+            return
+        }
+        guard isFeedChild else { return }
+        feedElement(tag, isAtom: isAtom, isRSS: isRSS, attributes)
+    }
+
+    func endElement(_ name: XMLName) {
+        defer {
+            if frames.count > 1 && frames[frames.count - 1].depth == depth { frames.removeLast() }
+            depth -= 1
+        }
+        if let current = capture {
+            if depth > current.depth {
+                capture!.endChild(name)
+                return
+            }
+            capture = nil
+            xml.isCollectingText = false
+            assign(current)
+            return
+        }
+        if skipDepth > 0 {
+            if depth == skipDepth { skipDepth = 0 }
+            return
+        }
+        if let person, depth == person.depth {
+            self.person = nil
+            if person.person != Person() {
+                if person.forItem { item?.atomAuthors.append(person.person) } else { appendUnique(person.person, to: &metadata.authors) }
+            }
+            return
+        }
+        if mediaGroupDepth > 0 && depth == mediaGroupDepth { mediaGroupDepth = 0; return }
+        if let item, depth == item.depth {
+            self.item = nil
+            emit(item)
+            return
+        }
+        if imageDepth > 0 && depth == imageDepth { imageDepth = 0 }
+    }
+
+    func text(_ text: XMLBytes) {
+        capture?.appendText(text)
+    }
+
+    // MARK: Root
+
+    private func detectFormat(_ tag: Tag, _ namespace: Namespace, _ name: XMLName, _ attributes: XMLAttributes) {
+        switch (tag, namespace) {
+        case (.rss, .rss):
+            var version = attributes.value(localName: "version")?.string.trimmingXMLWhitespace() ?? ""
+            if version.isEmpty { version = "2.0" }
+            if version == "2.0.1" || version == "2" { version = "2.0" }
+            metadata.format = FeedFormat(family: .rss, version: version)
+        case (.rdfRoot, .rdf):
+            isRDF = true
+            metadata.format = FeedFormat(family: .rss, version: "1.0")
+        case (.feed, .atom):
+            metadata.format = FeedFormat(family: .atom, version: "1.0")
+            channelDepth = 1
+        case (.feed, .atom03), (.feed, .rss):
+            metadata.format = FeedFormat(family: .atom, version: "0.3")
+            channelDepth = 1
+        case (.channel, .rss), (.channel, .rss10):
+            metadata.format = FeedFormat(family: .rss, version: namespace == .rss10 ? "1.0" : "0.91")
+            channelDepth = 1
+        default:
+            let uri = name.namespaceURI.string
+            let found = "<\(name.qualifiedName)>" + (uri.isEmpty ? "" : " in namespace \(uri)")
+            notAFeed = FeedError(kind: .notAFeed, message: "not a feed: the root element is \(found), not <rss>, <rdf:RDF> or an Atom <feed>",
+                                 line: xml.lineNumber, column: xml.columnNumber, byteOffset: xml.byteOffset, source: source)
+            xml.abortParsing()
+            return
+        }
+        if language != nil { setMetadata(\.language, language, priority: 3, key: "language") }
+    }
+
+    // MARK: Scope
+
+    private func scopeAttributes(_ attributes: XMLAttributes) {
+        var newBase: String?
+        var newLanguage: String?
+        for attribute in attributes where attribute.name.prefix.equals("xml") {
+            if attribute.name.localName.equals("base") {
+                newBase = attribute.value.string
+            } else if attribute.name.localName.equals("lang") {
+                newLanguage = attribute.value.string.trimmingXMLWhitespace()
+            }
+        }
+        guard newBase != nil || newLanguage != nil else { return }
+        let resolvedBase = newBase.map { resolver.resolve($0, against: base) } ?? base
+        frames.append((depth, resolvedBase, newLanguage ?? language))
+    }
+
+    private func resolve(_ url: String?, base: String? = nil) -> String? {
+        guard let url else { return nil }
+        let resolved = resolver.resolve(url, against: base ?? self.base)
+        return resolved.isEmpty ? nil : resolved
+    }
+
+    // MARK: Captures
+
+    private func begin(_ field: Field, kind: TextContent.Kind = .text, xhtml: Bool = false) {
+        var newCapture = Capture(field: field, depth: depth, kind: kind, base: base)
+        newCapture.isXHTML = xhtml
+        capture = newCapture
+        xml.isCollectingText = true
+    }
+
+    /// The kind of an Atom text construct from its `type` (and Atom 0.3's `mode`).
+    private func atomTextKind(_ attributes: XMLAttributes) -> (TextContent.Kind, Bool) {
+        guard let type = attributes.value(localName: "type")?.string.lowercased() else {
+            if let mode = attributes.value(localName: "mode"), mode.equals("escaped") { return (.html, false) }
+            return (.text, false)
+        }
+        if type == "html" || type == "text/html" { return (.html, false) }
+        if type == "xhtml" || type == "application/xhtml+xml" { return (.html, true) }
+        if let mode = attributes.value(localName: "mode"), mode.equals("escaped"), type.hasSuffix("html") { return (.html, false) }
+        return (.text, false)
+    }
+
+    // MARK: Items
+
+    private func startItem(_ attributes: XMLAttributes) {
+        var builder = ItemBuilder(depth: depth, language: language, base: base)
+        if isRDF, let about = attributes.value(localName: "about", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
+            builder.rdfAbout = about.string
+        }
+        item = builder
+    }
+
+    private func itemElement(_ tag: Tag, isAtom: Bool, isRSS: Bool, _ attributes: XMLAttributes) {
+        switch tag {
+        case .title where isRSS: begin(.itemTitle)
+        case .title where isAtom:
+            let (kind, xhtml) = atomTextKind(attributes)
+            begin(.itemTitle, kind: kind, xhtml: xhtml)
+        case .link where isRSS: begin(.itemLink)
+        case .link where isAtom: atomLink(attributes, forItem: true)
+        case .guid where isRSS:
+            if let permaLink = attributes.value(localName: "isPermaLink") {
+                item?.guidIsPermaLink = !permaLink.string.trimmingXMLWhitespace().lowercased().hasPrefix("f")
+            }
+            begin(.itemGUID)
+        case .id where isAtom: begin(.itemAtomID)
+        case .pubDate where isRSS: begin(.itemPubDate)
+        case .published: begin(.itemPublished)
+        case .issued: begin(.itemIssued)
+        case .updated: begin(.itemUpdated)
+        case .modified: begin(.itemModified)
+        case .description where isRSS: begin(.itemDescription, kind: .html)
+        case .summary where isAtom:
+            let (kind, xhtml) = atomTextKind(attributes)
+            begin(.itemSummary, kind: kind, xhtml: xhtml)
+        case .content where isAtom:
+            if let src = attributes.value(localName: "src") {
+                if item?.atomLink == nil { item?.atomLink = resolve(src.string) }
+                return
+            }
+            let (kind, xhtml) = atomTextKind(attributes)
+            begin(.itemContent, kind: kind, xhtml: xhtml)
+        case .contentEncoded: begin(.itemContentEncoded, kind: .html)
+        case .author where isRSS: begin(.itemRSSAuthor)
+        case .author where isAtom, .contributor where isAtom:
+            if tag == .author { person = PersonBuilder(depth: depth, forItem: true) }
+        case .category where isRSS: begin(.itemCategory)
+        case .category where isAtom:
+            if let term = attributes.value(localName: "term") ?? attributes.value(localName: "label") {
+                appendCategory(term.string, to: &item!.categories)
+            }
+        case .comments where isRSS: begin(.itemComments)
+        case .enclosure where isRSS:
+            if let url = attributes.value(localName: "url"), let resolved = resolve(url.string) {
+                appendEnclosure(Enclosure(url: resolved, type: nonEmpty(attributes.value(localName: "type")?.string),
+                                          length: attributes.value(localName: "length").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+            }
+        case .source:
+            skipDepth = depth  // the article's source feed: its title and id are not the article's
+        case .dcTitle: begin(.itemDCTitle)
+        case .dcCreator, .dcContributor: if tag == .dcCreator { begin(.itemDCCreator) }
+        case .dcSubject: begin(.itemDCSubject)
+        case .dcDescription: begin(.itemDCDescription)
+        case .dcDate: begin(.itemDCDate)
+        case .dcIdentifier: begin(.itemDCIdentifier)
+        case .termsIssued: begin(.itemTermsIssued)
+        case .termsCreated: begin(.itemTermsCreated)
+        case .termsModified: begin(.itemTermsModified)
+        case .itunesTitle: begin(.itemITunesTitle)
+        case .itunesAuthor: begin(.itemITunesAuthor)
+        case .itunesSummary: begin(.itemITunesSummary)
+        case .itunesSubtitle: begin(.itemITunesSubtitle)
+        case .itunesDuration: begin(.itemDuration)
+        case .itunesEpisode: begin(.itemEpisode)
+        case .itunesSeason: begin(.itemSeason)
+        case .itunesExplicit: begin(.itemExplicit)
+        case .itunesKeywords: begin(.itemKeywords)
+        case .itunesImage:
+            if let href = attributes.value(localName: "href") ?? attributes.value(localName: "url") {
+                item?.itunesImage = resolve(href.string)
+            }
+        case .mediaGroup: mediaGroupDepth = depth
+        case .mediaContent: mediaContent(attributes)
+        case .mediaThumbnail:
+            if item?.mediaThumbnail == nil, let url = attributes.value(localName: "url") { item?.mediaThumbnail = resolve(url.string) }
+        case .mediaDescription:
+            let isHTML = attributes.value(localName: "type")?.equals("html") ?? false
+            begin(.itemMediaDescription, kind: isHTML ? .html : .text)
+        case .mediaTitle: begin(.itemMediaTitle)
+        case .podcastGUID: begin(.itemPodcastGUID)
+        case .podcastTranscript:
+            if let url = attributes.value(localName: "url"), let resolved = resolve(url.string) {
+                item?.podcast.transcripts.append(Transcript(url: resolved, type: nonEmpty(attributes.value(localName: "type")?.string),
+                                                            language: nonEmpty(attributes.value(localName: "language")?.string)))
+            }
+        case .podcastChapters:
+            if let url = attributes.value(localName: "url") { item?.podcast.chaptersURL = resolve(url.string) }
+        case .slashComments: begin(.itemCommentCount)
+        case .thrTotal: begin(.itemCommentCount)
+        case .wfwCommentRSS: begin(.itemCommentsFeed)
+        default: break
+        }
+    }
+
+    private func mediaContent(_ attributes: XMLAttributes) {
+        guard let url = attributes.value(localName: "url"), let resolved = resolve(url.string) else { return }
+        let type = nonEmpty(attributes.value(localName: "type")?.string)
+        let medium = attributes.value(localName: "medium")?.string
+        if medium == "image" || type?.hasPrefix("image/") == true {
+            if item?.mediaImage == nil { item?.mediaImage = resolved }
+        }
+        appendEnclosure(Enclosure(url: resolved, type: type,
+                                  length: attributes.value(localName: "fileSize").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+    }
+
+    private func appendEnclosure(_ enclosure: Enclosure) {
+        guard let current = item, !current.enclosures.contains(where: { $0.url == enclosure.url }) else { return }
+        item!.enclosures.append(enclosure)
+    }
+
+    private func atomLink(_ attributes: XMLAttributes, forItem: Bool) {
+        guard let href = attributes.value(localName: "href"), let url = resolve(href.string) else { return }
+        let rel = attributes.value(localName: "rel")?.string.trimmingXMLWhitespace().lowercased() ?? "alternate"
+        let type = nonEmpty(attributes.value(localName: "type")?.string)
+        if forItem {
+            switch rel {
+            case "alternate", "http://www.iana.org/assignments/relation/alternate":
+                if item?.atomLink == nil || (type == "text/html" && item?.atomLink == nil) { item?.atomLink = url }
+            case "enclosure":
+                appendEnclosure(Enclosure(url: url, type: type,
+                                          length: attributes.value(localName: "length").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+            case "replies":
+                if let type, type.contains("atom") || type.contains("rss") || type.contains("xml") {
+                    if item?.commentsFeed == nil { item?.commentsFeed = url }
+                } else if item?.comments == nil {
+                    item?.comments = url
+                }
+                if let count = attributes.value(localName: "count", namespaceURI: "http://purl.org/syndication/thread/1.0") {
+                    item?.commentCount = Int(count.string.trimmingXMLWhitespace())
+                }
+            default: break
+            }
+            return
+        }
+        switch rel {
+        case "alternate": setMetadata(\.link, url, priority: 1, key: "link")
+        case "self": if metadata.selfLink == nil { metadata.selfLink = url }
+        case "hub": if !metadata.hubs.contains(url) { metadata.hubs.append(url) }
+        default: break
+        }
+    }
+
+    // MARK: Feed
+
+    private func feedElement(_ tag: Tag, isAtom: Bool, isRSS: Bool, _ attributes: XMLAttributes) {
+        switch tag {
+        case .title where isRSS: begin(.feedTitle)
+        case .title where isAtom:
+            let (kind, xhtml) = atomTextKind(attributes)
+            begin(.feedTitle, kind: kind, xhtml: xhtml)
+        case .link where isRSS: begin(.feedLink)
+        case .link where isAtom: atomLink(attributes, forItem: false)
+        case .description where isRSS: begin(.feedDescription, kind: .html)
+        case .subtitle, .tagline:
+            let (kind, xhtml) = atomTextKind(attributes)
+            begin(.feedSubtitle, kind: kind, xhtml: xhtml)
+        case .language: begin(.feedLanguage)
+        case .copyright, .rights: begin(.feedRights)
+        case .generator:
+            if isAtom, let uri = attributes.value(localName: "uri") ?? attributes.value(localName: "url"), metadata.generator == nil {
+                _ = uri  // the generator's name is its text; its URI is not the name
+            }
+            begin(.feedGenerator)
+        case .lastBuildDate: begin(.feedLastBuildDate)
+        case .pubDate: begin(.feedPubDate)
+        case .updated, .modified: begin(.feedUpdated)
+        case .icon: begin(.feedIcon)
+        case .logo: begin(.feedLogo)
+        case .ttl: begin(.feedTTL)
+        case .image where isRSS: imageDepth = depth
+        case .textInput, .item, .entry: skipDepth = depth
+        case .skipHours, .skipDays: break  // their children are two levels down; handled below
+        case .managingEditor: begin(.feedManagingEditor)
+        case .category where isRSS: begin(.feedCategory)
+        case .category where isAtom:
+            if let term = attributes.value(localName: "term") ?? attributes.value(localName: "label") {
+                appendCategory(term.string, to: &metadata.categories)
+            }
+        case .author where isAtom: person = PersonBuilder(depth: depth, forItem: false)
+        case .dcLanguage: begin(.feedDCLanguage)
+        case .dcRights: begin(.feedDCRights)
+        case .dcDate: begin(.feedDCDate)
+        case .dcCreator: begin(.feedDCCreator)
+        case .dcTitle: if metadata.title == nil { begin(.feedTitle) }
+        case .itunesAuthor: begin(.feedITunesAuthor)
+        case .itunesSummary: begin(.feedITunesSummary)
+        case .itunesImage:
+            if let href = attributes.value(localName: "href") { setMetadata(\.image, resolve(href.string), priority: 2, key: "image") }
+        case .itunesCategory:
+            if let text = attributes.value(localName: "text") { appendCategory(text.string, to: &metadata.categories) }
+        case .syUpdatePeriod: begin(.feedUpdatePeriod)
+        case .syUpdateFrequency: begin(.feedUpdateFrequency)
+        default: break
+        }
+    }
+
+    /// skipHours/hour and skipDays/day sit one level below the channel's children.
+    private func isSkipChild() -> Bool { depth == channelDepth + 2 }
+
+    // MARK: Assigning captured text
+
+    private func assign(_ capture: Capture) {
+        let value = capture.value()
+        let text = value.isEmpty ? nil : value
+        switch capture.field {
+        case .itemTitle: if let text { item?.title = text }
+        case .itemDCTitle: item?.dcTitle = text
+        case .itemITunesTitle: item?.itunesTitle = text
+        case .itemMediaTitle: if item?.mediaTitle == nil { item?.mediaTitle = text }
+        case .itemLink: if item?.rssLink == nil { item?.rssLink = resolve(text, base: capture.base) }
+        case .itemGUID: item?.guid = text
+        case .itemAtomID: item?.atomID = text
+        case .itemDCIdentifier: item?.dcIdentifier = text
+        case .itemPubDate: item?.pubDate = text
+        case .itemPublished: item?.published = text
+        case .itemIssued: item?.issued = text
+        case .itemDCDate: if item?.dcDate == nil { item?.dcDate = text }
+        case .itemTermsIssued: item?.termsIssued = text
+        case .itemTermsCreated: item?.termsCreated = text
+        case .itemUpdated: item?.updated = text
+        case .itemModified: item?.modified = text
+        case .itemTermsModified: item?.termsModified = text
+        case .itemDescription: if let text { item?.description = TextContent(text, type: .html) }
+        case .itemSummary: if let text { item?.summary = TextContent(text, type: capture.kind) }
+        case .itemDCDescription: item?.dcDescription = text
+        case .itemITunesSummary: item?.itunesSummary = text
+        case .itemITunesSubtitle: item?.itunesSubtitle = text
+        case .itemMediaDescription: if let text, item?.mediaDescription == nil { item?.mediaDescription = TextContent(text, type: capture.kind) }
+        case .itemContentEncoded: item?.contentEncoded = text
+        case .itemContent: if let text { item?.content = TextContent(text, type: capture.kind) }
+        case .itemRSSAuthor: if let text { item?.rssAuthors.append(text) }
+        case .itemDCCreator: if let text { item?.dcCreators.append(text) }
+        case .itemITunesAuthor: item?.itunesAuthor = text
+        case .itemCategory, .itemDCSubject: if let text, item != nil { appendCategory(text, to: &item!.categories) }
+        case .itemComments: item?.comments = resolve(text, base: capture.base)
+        case .itemCommentsFeed: item?.commentsFeed = resolve(text, base: capture.base)
+        case .itemCommentCount: if let text, let count = Int(text) { item?.commentCount = count }
+        case .itemDuration: item?.podcast.durationSeconds = text.flatMap(Self.duration)
+        case .itemEpisode: item?.podcast.episode = text.flatMap { Int($0) }
+        case .itemSeason: item?.podcast.season = text.flatMap { Int($0) }
+        case .itemExplicit: item?.podcast.explicit = text.flatMap(Self.explicit)
+        case .itemKeywords:
+            item?.podcast.keywords = (text ?? "").split(separator: ",").map { String($0).trimmingXMLWhitespace() }.filter { !$0.isEmpty }
+        case .itemPodcastGUID: item?.podcast.guid = text
+        case .personName: person?.person.name = text
+        case .personEmail: person?.person.email = text
+        case .personURI: person?.person.uri = resolve(text, base: capture.base)
+        case .feedTitle: if let text { setMetadata(\.title, text, priority: 1, key: "title") }
+        case .feedLink: setMetadata(\.link, resolve(text, base: capture.base), priority: 0, key: "link")
+        case .feedDescription: if let text { setMetadata(\.description, TextContent(text, type: .html), priority: 0, key: "description") }
+        case .feedSubtitle: if let text { setMetadata(\.description, TextContent(text, type: capture.kind), priority: 1, key: "description") }
+        case .feedITunesSummary: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 2, key: "description") }
+        case .feedLanguage: setMetadata(\.language, text, priority: 0, key: "language")
+        case .feedDCLanguage: setMetadata(\.language, text, priority: 1, key: "language")
+        case .feedRights: setMetadata(\.rights, text, priority: 0, key: "rights")
+        case .feedDCRights: setMetadata(\.rights, text, priority: 1, key: "rights")
+        case .feedGenerator: setMetadata(\.generator, text, priority: 0, key: "generator")
+        case .feedLastBuildDate: setFeedDate(text, priority: 0)
+        case .feedUpdated: setFeedDate(text, priority: 1)
+        case .feedPubDate: setFeedDate(text, priority: 2)
+        case .feedDCDate: setFeedDate(text, priority: 3)
+        case .feedImageURL: setMetadata(\.image, resolve(text, base: capture.base), priority: 0, key: "image")
+        case .feedLogo: setMetadata(\.image, resolve(text, base: capture.base), priority: 1, key: "image")
+        case .feedIcon: metadata.icon = resolve(text, base: capture.base)
+        case .feedTTL: metadata.ttl = text.flatMap { Int($0) }
+        case .feedUpdatePeriod: metadata.updatePeriod = text
+        case .feedUpdateFrequency: metadata.updateFrequency = text.flatMap { Int($0) }
+        case .feedSkipHour: if let hour = text.flatMap({ Int($0) }), !metadata.skipHours.contains(hour) { metadata.skipHours.append(hour) }
+        case .feedSkipDay: if let day = text, !metadata.skipDays.contains(day) { metadata.skipDays.append(day) }
+        case .feedManagingEditor: if let text { appendUnique(Self.rssPerson(text), to: &metadata.authors) }
+        case .feedDCCreator, .feedITunesAuthor: if let text { appendUnique(Person(name: text), to: &metadata.authors) }
+        case .feedCategory: if let text { appendCategory(text, to: &metadata.categories) }
+        }
+    }
+
+    private func setMetadata<Value>(_ keyPath: WritableKeyPath<FeedMetadata, Value?>, _ value: Value?, priority: Int, key: String) {
+        guard let value else { return }
+        if let existing = metadataPriority[key], existing <= priority { return }
+        metadataPriority[key] = priority
+        metadata[keyPath: keyPath] = value
+    }
+
+    private func setFeedDate(_ text: String?, priority: Int) {
+        guard let text else { return }
+        if let existing = metadataPriority["updated"], existing <= priority { return }
+        if let date = FeedDate.parse(text) {
+            metadataPriority["updated"] = priority
+            metadata.updated = date
+            metadata.updatedRaw = nil
+        } else if metadata.updated == nil {
+            metadata.updatedRaw = text
+        }
+    }
+
+    // MARK: Emitting articles
+
+    private func emit(_ item: ItemBuilder) {
+        let link = item.atomLink ?? item.rssLink
+            ?? (item.guidIsPermaLink && item.guid.map(Self.looksLikeURL) == true ? resolve(item.guid, base: item.base) : nil)
+        let (id, idSource): (String, Article.IDSource)
+        if let guid = item.guid { (id, idSource) = (guid, .guid) }
+        else if let atomID = item.atomID { (id, idSource) = (atomID, .atomID) }
+        else if let identifier = item.dcIdentifier { (id, idSource) = (identifier, .dcIdentifier) }
+        else if let link { (id, idSource) = (link, .link) }
+        else if let about = item.rdfAbout { (id, idSource) = (about, .rdfAbout) }
+        else { (id, idSource) = (Self.hashID(item), .hash) }
+
+        var article = Article(id: id, idSource: idSource, feed: source)
+        article.title = item.title ?? item.dcTitle ?? item.itunesTitle ?? item.mediaTitle
+        article.link = link
+        (article.published, article.publishedRaw) = Self.date(from: [item.pubDate, item.published, item.issued, item.dcDate,
+                                                                        item.termsIssued, item.termsCreated])
+        (article.updated, article.updatedRaw) = Self.date(from: [item.updated, item.modified, item.termsModified])
+        if !item.atomAuthors.isEmpty {
+            article.authors = item.atomAuthors
+        } else if !item.dcCreators.isEmpty {
+            article.authors = item.dcCreators.map { Person(name: $0) }
+        } else if !item.rssAuthors.isEmpty {
+            article.authors = item.rssAuthors.map(Self.rssPerson)
+        } else if let author = item.itunesAuthor {
+            article.authors = [Person(name: author)]
+        }
+        article.summary = item.description ?? item.summary ?? item.dcDescription.map { TextContent($0, type: .text) }
+            ?? item.itunesSummary.map { TextContent($0, type: .text) } ?? item.itunesSubtitle.map { TextContent($0, type: .text) }
+            ?? item.mediaDescription
+        article.content = item.contentEncoded.map { TextContent($0, type: .html) } ?? item.content
+        if resolvesLinksInHTML, let base = item.base {
+            if article.content?.type == .html { article.content!.value = resolver.resolveLinks(inHTML: article.content!.value, against: base) }
+            if article.summary?.type == .html { article.summary!.value = resolver.resolveLinks(inHTML: article.summary!.value, against: base) }
+        }
+        article.categories = item.categories
+        article.enclosures = item.enclosures
+        article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
+            ?? Self.firstImage(in: article.content) ?? Self.firstImage(in: article.summary)
+        article.comments = item.comments
+        article.commentsFeed = item.commentsFeed
+        article.commentCount = item.commentCount
+        article.language = item.language ?? metadata.language
+        if !item.podcast.isEmpty { article.podcast = item.podcast }
+        articleCount += 1
+        onArticle(article, metadata)
+    }
+
+    private static func date(from candidates: [String?]) -> (Date?, String?) {
+        var firstRaw: String?
+        for case let raw? in candidates {
+            if let date = FeedDate.parse(raw) { return (date, nil) }
+            if firstRaw == nil { firstRaw = raw }
+        }
+        return (nil, firstRaw)
+    }
+
+    /// `email (Name)`, `Name <email>`, a bare address or a bare name, as RSS `author` fields are written.
+    static func rssPerson(_ text: String) -> Person {
+        if let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
+            let name = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            let email = String(text[..<open]).trimmingXMLWhitespace()
+            return Person(name: name.isEmpty ? nil : name, email: email.isEmpty ? nil : email)
+        }
+        if let open = text.firstIndex(of: "<"), let close = text.lastIndex(of: ">"), open < close {
+            let email = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            let name = String(text[..<open]).trimmingXMLWhitespace()
+            return Person(name: name.isEmpty ? nil : name, email: email.isEmpty ? nil : email)
+        }
+        if text.contains("@") && !text.contains(" ") { return Person(email: text) }
+        return Person(name: text)
+    }
+
+    private static func looksLikeURL(_ value: String) -> Bool {
+        value.hasPrefix("http://") || value.hasPrefix("https://")
+    }
+
+    /// A stable identifier for an article that has none: FNV-1a (64 bits) over title, dates and content.
+    static func hashID(_ item: ItemBuilder) -> String {
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for part in [item.title, item.pubDate ?? item.published ?? item.dcDate ?? item.updated,
+                     item.contentEncoded ?? item.content?.value ?? item.description?.value ?? item.summary?.value] {
+            for byte in (part ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+            hash = (hash ^ 0xFF) &* 1_099_511_628_211
+        }
+        let hex = String(hash, radix: 16)
+        return "hash:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// `HH:MM:SS`, `MM:SS` or plain seconds.
+    static func duration(_ text: String) -> Int? {
+        let parts = text.split(separator: ":").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !parts.isEmpty, parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) else {
+            return Double(text).map { Int($0) }
+        }
+        return parts.reduce(0) { $0 * 60 + $1! }
+    }
+
+    static func explicit(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "yes", "true", "explicit": return true
+        case "no", "false", "clean": return false
+        default: return nil
+        }
+    }
+
+    /// The `src` of the first `<img>` in HTML content.
+    private static func firstImage(in text: TextContent?) -> String? {
+        guard let text, text.type == .html, let img = text.value.range(of: "<img", options: .caseInsensitive) else { return nil }
+        let rest = text.value[img.upperBound...]
+        guard let end = rest.firstIndex(of: ">"), let src = rest[..<end].range(of: "src=", options: .caseInsensitive) else { return nil }
+        let value = rest[src.upperBound...]
+        guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
+        let body = value.dropFirst()
+        guard let close = body.firstIndex(of: quote) else { return nil }
+        let url = String(body[..<close]).replacingOccurrences(of: "&amp;", with: "&")
+        return url.isEmpty ? nil : url
+    }
+
+    private func appendCategory(_ text: String, to categories: inout [String]) {
+        let category = text.trimmingXMLWhitespace()
+        if !category.isEmpty && !categories.contains(category) { categories.append(category) }
+    }
+
+    private func appendUnique(_ person: Person, to people: inout [Person]) {
+        if !people.contains(person) { people.append(person) }
+    }
+
+    private func nonEmpty(_ text: String?) -> String? {
+        guard let text = text?.trimmingXMLWhitespace(), !text.isEmpty else { return nil }
+        return text
+    }
+}

@@ -1,0 +1,368 @@
+import ExpatXML
+import Foundation
+
+/// A small, fast JSON writer into a byte buffer: objects, arrays, strings, numbers, booleans.
+///
+/// It writes what it is told in order and escapes strings (RFC 8259); it does not check that the
+/// calls form a valid document. Keys of one object are separated automatically.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma: [Bool] = [false]
+
+    /// Creates an empty writer.
+    public init() {}
+
+    /// Removes everything written, keeping the buffer's capacity.
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = [false]
+    }
+
+    private mutating func separate() {
+        if needsComma[needsComma.count - 1] { bytes.append(0x2C) }
+        needsComma[needsComma.count - 1] = true
+    }
+
+    /// Opens an object, as a value.
+    public mutating func beginObject() {
+        beforeValue()
+        bytes.append(0x7B)
+        needsComma.append(false)
+    }
+
+    /// Closes the innermost object.
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(0x7D)
+    }
+
+    /// Opens an array, as a value.
+    public mutating func beginArray() {
+        beforeValue()
+        bytes.append(0x5B)
+        needsComma.append(false)
+    }
+
+    /// Closes the innermost array.
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(0x5D)
+    }
+
+    /// Writes an object key; the next call writes its value.
+    public mutating func key(_ key: StaticString) {
+        separate()
+        bytes.append(0x22)
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [0x22, 0x3A])
+        needsComma[needsComma.count - 1] = false
+        pendingKey = true
+    }
+
+    /// Writes an object key given at run time.
+    public mutating func key(_ key: String) {
+        separate()
+        appendEscaped(key)
+        bytes.append(0x3A)
+        needsComma[needsComma.count - 1] = false
+        pendingKey = true
+    }
+
+    private var pendingKey = false
+
+    private mutating func beforeValue() {
+        if pendingKey {
+            pendingKey = false
+            needsComma[needsComma.count - 1] = true
+        } else {
+            separate()
+        }
+    }
+
+    /// Writes a string value.
+    public mutating func string(_ value: String) {
+        beforeValue()
+        appendEscaped(value)
+    }
+
+    /// Writes an integer value.
+    public mutating func number(_ value: Int64) {
+        beforeValue()
+        bytes.append(contentsOf: Array(String(value).utf8))
+    }
+
+    /// Writes a boolean value.
+    public mutating func bool(_ value: Bool) {
+        beforeValue()
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// Writes `null`.
+    public mutating func null() {
+        beforeValue()
+        bytes.append(contentsOf: Array("null".utf8))
+    }
+
+    /// Writes `"key": "value"` when the value exists.
+    public mutating func field(_ key: StaticString, _ value: String?) {
+        guard let value else { return }
+        self.key(key)
+        string(value)
+    }
+
+    /// Writes `"key": number` when the value exists.
+    public mutating func field(_ key: StaticString, _ value: Int?) {
+        guard let value else { return }
+        self.key(key)
+        number(Int64(value))
+    }
+
+    /// Writes `"key": "RFC 3339 date"` when the date exists.
+    public mutating func field(_ key: StaticString, _ value: Date?) {
+        guard let value else { return }
+        self.key(key)
+        string(FeedDate.rfc3339(value))
+    }
+
+    /// Appends raw bytes, for example a newline between NDJSON lines.
+    public mutating func raw(_ byte: UInt8) { bytes.append(byte) }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func appendEscaped(_ value: String) {
+        bytes.append(0x22)
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
+                case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
+                case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
+                default:
+                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        bytes.append(0x22)
+    }
+}
+
+extension Article {
+    /// Writes the article as one JSON object, the contract documented by `Schemas/article.schema.json`.
+    /// Absent fields and empty lists are left out. `extra` adds fields after `id` (for example `status`).
+    public func write(to json: inout JSONWriter, extra: [(key: String, value: String)] = []) {
+        json.beginObject()
+        json.field("id", id)
+        json.field("idSource", idSource.rawValue)
+        for (key, value) in extra {
+            json.key(key)
+            json.string(value)
+        }
+        json.field("feed", feed)
+        json.field("title", title)
+        json.field("link", link)
+        json.field("published", published)
+        json.field("publishedRaw", publishedRaw)
+        json.field("updated", updated)
+        json.field("updatedRaw", updatedRaw)
+        if !authors.isEmpty {
+            json.key("authors")
+            json.beginArray()
+            for author in authors { author.write(to: &json) }
+            json.endArray()
+        }
+        if let summary { json.key("summary"); summary.write(to: &json) }
+        if let content { json.key("content"); content.write(to: &json) }
+        if !categories.isEmpty {
+            json.key("categories")
+            json.beginArray()
+            for category in categories { json.string(category) }
+            json.endArray()
+        }
+        if !enclosures.isEmpty {
+            json.key("enclosures")
+            json.beginArray()
+            for enclosure in enclosures {
+                json.beginObject()
+                json.field("url", enclosure.url)
+                json.field("type", enclosure.type)
+                if let length = enclosure.length { json.key("length"); json.number(length) }
+                json.endObject()
+            }
+            json.endArray()
+        }
+        json.field("image", image)
+        json.field("comments", comments)
+        json.field("commentsFeed", commentsFeed)
+        json.field("commentCount", commentCount)
+        json.field("language", language)
+        if let podcast {
+            json.key("podcast")
+            json.beginObject()
+            json.field("durationSeconds", podcast.durationSeconds)
+            json.field("episode", podcast.episode)
+            json.field("season", podcast.season)
+            if let explicit = podcast.explicit { json.key("explicit"); json.bool(explicit) }
+            if !podcast.keywords.isEmpty {
+                json.key("keywords")
+                json.beginArray()
+                for keyword in podcast.keywords { json.string(keyword) }
+                json.endArray()
+            }
+            json.field("guid", podcast.guid)
+            if !podcast.transcripts.isEmpty {
+                json.key("transcripts")
+                json.beginArray()
+                for transcript in podcast.transcripts {
+                    json.beginObject()
+                    json.field("url", transcript.url)
+                    json.field("type", transcript.type)
+                    json.field("language", transcript.language)
+                    json.endObject()
+                }
+                json.endArray()
+            }
+            json.field("chapters", podcast.chaptersURL)
+            json.endObject()
+        }
+        json.endObject()
+    }
+}
+
+extension Person {
+    /// Writes `{"name":…,"email":…,"uri":…}` without absent fields.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("name", name)
+        json.field("email", email)
+        json.field("uri", uri)
+        json.endObject()
+    }
+}
+
+extension TextContent {
+    /// Writes `{"type":"html","value":…}`.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("type", type.rawValue)
+        json.field("value", value)
+        json.endObject()
+    }
+}
+
+extension FeedSummary {
+    /// Writes the summary as one JSON object, the contract documented by `Schemas/report.schema.json`.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("source", source)
+        if let format = metadata.format {
+            json.key("format")
+            json.beginObject()
+            json.field("family", format.family.rawValue)
+            json.field("version", format.version)
+            json.endObject()
+        }
+        if let encoding {
+            json.key("encoding")
+            json.beginObject()
+            json.field("name", encoding.name)
+            json.field("source", encoding.source.rawValue)
+            json.field("label", encoding.label)
+            json.endObject()
+        }
+        json.key("feed")
+        metadata.write(to: &json)
+        json.key("articleCount")
+        json.number(Int64(articleCount))
+        json.key("repaired")
+        json.bool(!repairs.isEmpty)
+        json.key("repairs")
+        json.beginObject()
+        for (kind, count) in repairs.counts {
+            json.key(kind)
+            json.number(Int64(count))
+        }
+        json.endObject()
+        if let error {
+            json.key("error")
+            json.beginObject()
+            switch error.kind {
+            case .xml(let code):
+                json.field("kind", "xml")
+                json.key("code")
+                json.number(Int64(code.rawValue))
+            case .notAFeed:
+                json.field("kind", "notAFeed")
+            }
+            json.field("message", error.message)
+            if error.line > 0 {
+                json.field("line", error.line)
+                json.field("column", error.column)
+            }
+            if error.byteOffset >= 0 { json.key("byteOffset"); json.number(error.byteOffset) }
+            json.endObject()
+        }
+        json.endObject()
+    }
+}
+
+extension FeedMetadata {
+    /// Writes the metadata as one JSON object without absent fields.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("title", title)
+        json.field("link", link)
+        json.field("selfLink", selfLink)
+        if !hubs.isEmpty {
+            json.key("hubs")
+            json.beginArray()
+            for hub in hubs { json.string(hub) }
+            json.endArray()
+        }
+        if let description { json.key("description"); description.write(to: &json) }
+        json.field("language", language)
+        json.field("updated", updated)
+        json.field("updatedRaw", updatedRaw)
+        json.field("image", image)
+        json.field("icon", icon)
+        json.field("generator", generator)
+        json.field("rights", rights)
+        if !authors.isEmpty {
+            json.key("authors")
+            json.beginArray()
+            for author in authors { author.write(to: &json) }
+            json.endArray()
+        }
+        if !categories.isEmpty {
+            json.key("categories")
+            json.beginArray()
+            for category in categories { json.string(category) }
+            json.endArray()
+        }
+        json.field("ttl", ttl)
+        json.field("updatePeriod", updatePeriod)
+        json.field("updateFrequency", updateFrequency)
+        if !skipHours.isEmpty {
+            json.key("skipHours")
+            json.beginArray()
+            for hour in skipHours { json.number(Int64(hour)) }
+            json.endArray()
+        }
+        if !skipDays.isEmpty {
+            json.key("skipDays")
+            json.beginArray()
+            for day in skipDays { json.string(day) }
+            json.endArray()
+        }
+        json.endObject()
+    }
+}

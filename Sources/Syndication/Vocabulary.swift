@@ -1,0 +1,232 @@
+import ExpatXML
+import Foundation
+
+/// The namespaces the feed parser understands.
+enum Namespace: UInt8 {
+    case rss        // no namespace, or RSS 2.0's optional ones
+    case rss090, rss10
+    case atom, atom03
+    case rdf, dc, dcterms, content, media, itunes, podcast, slash, wfw, sy, thr, xml, xhtml
+    case other
+
+    /// Known namespace URIs; several spellings seen in real feeds map to one namespace.
+    static let known: [(uri: [UInt8], namespace: Namespace)] = ([
+        ("http://purl.org/dc/elements/1.1/", .dc),
+        ("http://purl.org/rss/1.0/modules/content/", .content),
+        ("http://www.w3.org/2005/Atom", .atom),
+        ("http://search.yahoo.com/mrss/", .media),
+        ("http://www.itunes.com/dtds/podcast-1.0.dtd", .itunes),
+        ("http://purl.org/rss/1.0/", .rss10),
+        ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", .rdf),
+        ("http://purl.org/rss/1.0/modules/syndication/", .sy),
+        ("http://purl.org/rss/1.0/modules/slash/", .slash),
+        ("http://wellformedweb.org/CommentAPI/", .wfw),
+        ("http://purl.org/dc/terms/", .dcterms),
+        ("https://podcastindex.org/namespace/1.0", .podcast),
+        ("https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md", .podcast),
+        ("http://purl.org/syndication/thread/1.0", .thr),
+        ("http://www.w3.org/XML/1998/namespace", .xml),
+        ("http://www.w3.org/1999/xhtml", .xhtml),
+        ("http://purl.org/atom/ns#", .atom03),
+        ("http://my.netscape.com/rdf/simple/0.9/", .rss090),
+        ("http://search.yahoo.com/mrss", .media),
+        ("http://www.itunes.com/DTDs/Podcast-1.0.dtd", .itunes),
+        ("http://www.itunes.com/DTDs/PodCast-1.0.dtd", .itunes),
+        ("http://backend.userland.com/rss2", .rss),
+        ("http://blogs.law.harvard.edu/tech/rss", .rss),
+        ("http://backend.userland.com/rss", .rss),
+    ] as [(String, Namespace)]).map { (Array($0.0.utf8), $0.1) }
+}
+
+/// Classifies namespace URIs quickly: the empty URI at once, then a small table compared by length and bytes,
+/// remembering unknown URIs (up to a bound) so each is compared once.
+struct NamespaceTable {
+    private var entries: [(uri: [UInt8], namespace: Namespace)] = Namespace.known
+
+    mutating func classify(_ uri: XMLBytes) -> Namespace {
+        if uri.isEmpty { return .rss }
+        let count = uri.count
+        for entry in entries where entry.uri.count == count {
+            if entry.uri.withUnsafeBufferPointer({ memcmp($0.baseAddress!, uri.buffer.baseAddress!, count) }) == 0 {
+                return entry.namespace
+            }
+        }
+        if entries.count < Namespace.known.count + 64 { entries.append((Array(uri.buffer), .other)) }
+        return .other
+    }
+}
+
+/// Element names the parser acts on, per namespace.
+enum Tag: UInt8 {
+    case unknown
+    // RSS (and RSS 1.0/0.90 namespaces)
+    case rss, channel, item, title, link, description, guid, pubDate, author, category, comments, enclosure, source
+    case language, copyright, managingEditor, lastBuildDate, generator, ttl, image, url, skipHours, hour, skipDays, day
+    case textInput
+    // RDF
+    case rdfRoot
+    // Atom
+    case feed, entry, subtitle, tagline, summary, content, id, published, updated, issued, modified, created
+    case contributor, name, email, uri, rights, icon, logo
+    // Dublin Core and terms
+    case dcTitle, dcCreator, dcSubject, dcDescription, dcDate, dcLanguage, dcRights, dcIdentifier, dcContributor
+    case termsIssued, termsCreated, termsModified
+    // content, media
+    case contentEncoded
+    case mediaContent, mediaThumbnail, mediaGroup, mediaDescription, mediaTitle
+    // iTunes
+    case itunesAuthor, itunesImage, itunesDuration, itunesEpisode, itunesSeason, itunesExplicit, itunesSummary
+    case itunesSubtitle, itunesKeywords, itunesTitle, itunesCategory
+    // Podcasting 2.0, slash, wfw, sy, thr
+    case podcastGUID, podcastTranscript, podcastChapters, slashComments, wfwCommentRSS, syUpdatePeriod, syUpdateFrequency
+    case thrTotal
+
+    static func classify(_ namespace: Namespace, _ name: XMLBytes) -> Tag {
+        switch namespace {
+        case .rss, .rss10, .rss090: return rss(name)
+        case .atom, .atom03: return atom(name)
+        case .rdf: return name.equals("RDF") ? .rdfRoot : .unknown
+        case .dc: return dc(name)
+        case .dcterms:
+            if name.equals("issued") { return .termsIssued }
+            if name.equals("created") { return .termsCreated }
+            if name.equals("modified") { return .termsModified }
+            return .unknown
+        case .content: return name.equals("encoded") ? .contentEncoded : .unknown
+        case .media: return media(name)
+        case .itunes: return itunes(name)
+        case .podcast:
+            if name.equals("guid") { return .podcastGUID }
+            if name.equals("transcript") { return .podcastTranscript }
+            if name.equals("chapters") { return .podcastChapters }
+            return .unknown
+        case .slash: return name.equals("comments") ? .slashComments : .unknown
+        case .wfw: return name.equals("commentRss") || name.equals("commentRSS") ? .wfwCommentRSS : .unknown
+        case .sy:
+            if name.equals("updatePeriod") { return .syUpdatePeriod }
+            if name.equals("updateFrequency") { return .syUpdateFrequency }
+            return .unknown
+        case .thr: return name.equals("total") ? .thrTotal : .unknown
+        case .xml, .xhtml, .other: return .unknown
+        }
+    }
+
+    private static func rss(_ name: XMLBytes) -> Tag {
+        switch name.count {
+        case 3:
+            if name.equals("rss") { return .rss }
+            if name.equals("url") { return .url }
+            if name.equals("ttl") { return .ttl }
+            if name.equals("day") { return .day }
+        case 4:
+            if name.equals("item") { return .item }
+            if name.equals("link") { return .link }
+            if name.equals("guid") { return .guid }
+            if name.equals("hour") { return .hour }
+        case 5:
+            if name.equals("title") { return .title }
+            if name.equals("image") { return .image }
+        case 6:
+            if name.equals("author") { return .author }
+            if name.equals("source") { return .source }
+        case 7:
+            if name.equals("channel") { return .channel }
+            if name.equals("pubDate") { return .pubDate }
+        case 8:
+            if name.equals("category") { return .category }
+            if name.equals("comments") { return .comments }
+            if name.equals("language") { return .language }
+            if name.equals("skipDays") { return .skipDays }
+        case 9:
+            if name.equals("enclosure") { return .enclosure }
+            if name.equals("copyright") { return .copyright }
+            if name.equals("generator") { return .generator }
+            if name.equals("skipHours") { return .skipHours }
+            if name.equals("textInput") || name.equals("textinput") { return .textInput }
+        case 11:
+            if name.equals("description") { return .description }
+        case 13:
+            if name.equals("lastBuildDate") { return .lastBuildDate }
+        case 14:
+            if name.equals("managingEditor") { return .managingEditor }
+        default: break
+        }
+        return .unknown
+    }
+
+    private static func atom(_ name: XMLBytes) -> Tag {
+        switch name.count {
+        case 2: if name.equals("id") { return .id }
+        case 3: if name.equals("uri") { return .uri }; if name.equals("url") { return .uri }
+        case 4:
+            if name.equals("feed") { return .feed }
+            if name.equals("link") { return .link }
+            if name.equals("name") { return .name }
+            if name.equals("logo") { return .logo }
+            if name.equals("icon") { return .icon }
+        case 5:
+            if name.equals("entry") { return .entry }
+            if name.equals("title") { return .title }
+            if name.equals("email") { return .email }
+        case 6:
+            if name.equals("author") { return .author }
+            if name.equals("issued") { return .issued }
+            if name.equals("rights") { return .rights }
+            if name.equals("source") { return .source }
+        case 7:
+            if name.equals("summary") { return .summary }
+            if name.equals("content") { return .content }
+            if name.equals("updated") { return .updated }
+            if name.equals("created") { return .created }
+            if name.equals("tagline") { return .tagline }
+        case 8:
+            if name.equals("subtitle") { return .subtitle }
+            if name.equals("category") { return .category }
+            if name.equals("modified") { return .modified }
+        case 9:
+            if name.equals("published") { return .published }
+            if name.equals("generator") { return .generator }
+            if name.equals("copyright") { return .rights }
+        case 11: if name.equals("contributor") { return .contributor }
+        default: break
+        }
+        return .unknown
+    }
+
+    private static func dc(_ name: XMLBytes) -> Tag {
+        if name.equals("creator") { return .dcCreator }
+        if name.equals("date") { return .dcDate }
+        if name.equals("subject") { return .dcSubject }
+        if name.equals("title") { return .dcTitle }
+        if name.equals("description") { return .dcDescription }
+        if name.equals("language") { return .dcLanguage }
+        if name.equals("rights") { return .dcRights }
+        if name.equals("identifier") { return .dcIdentifier }
+        if name.equals("contributor") { return .dcContributor }
+        return .unknown
+    }
+
+    private static func media(_ name: XMLBytes) -> Tag {
+        if name.equals("content") { return .mediaContent }
+        if name.equals("thumbnail") { return .mediaThumbnail }
+        if name.equals("group") { return .mediaGroup }
+        if name.equals("description") { return .mediaDescription }
+        if name.equals("title") { return .mediaTitle }
+        return .unknown
+    }
+
+    private static func itunes(_ name: XMLBytes) -> Tag {
+        if name.equals("author") { return .itunesAuthor }
+        if name.equals("image") { return .itunesImage }
+        if name.equals("duration") { return .itunesDuration }
+        if name.equals("episode") { return .itunesEpisode }
+        if name.equals("season") { return .itunesSeason }
+        if name.equals("explicit") { return .itunesExplicit }
+        if name.equals("summary") { return .itunesSummary }
+        if name.equals("subtitle") { return .itunesSubtitle }
+        if name.equals("keywords") { return .itunesKeywords }
+        if name.equals("title") { return .itunesTitle }
+        if name.equals("category") { return .itunesCategory }
+        return .unknown
+    }
+}
