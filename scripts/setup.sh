@@ -5,6 +5,7 @@ set -euo pipefail
 
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-jsonschema)
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # tests run in a private network namespace
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)          # ... and bring its loopback up
 
@@ -21,6 +22,12 @@ for module in "${!libs[@]}"; do
     missing+=("${libs[$module]}")
   fi
 done
+
+# The tests validate real output against the JSON Schemas with Python's independent jsonschema package.
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  echo "setup: installing the jsonschema Python package" >&2
+  python3 -m pip install --quiet jsonschema >&2 || missing+=(python3-jsonschema)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
