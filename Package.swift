@@ -6,6 +6,7 @@ let package = Package(
     name: "feedingest",
     products: [
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
+        .library(name: "ArticleStore", targets: ["ArticleStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "Syndication", targets: ["Syndication"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
@@ -18,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML"]),

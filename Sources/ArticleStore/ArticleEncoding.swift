@@ -1,0 +1,386 @@
+import Foundation
+import Syndication
+
+/// The store's content hash and fallback key, as functions anyone can call.
+///
+/// **Content hash.** XXH64 (seed 0; https://github.com/Cyan4973/xxHash/blob/dev/doc/xxhash_spec.md) over
+/// the article's canonical encoding: for each field in this order — identifier, where it came from, title,
+/// link, published (date), published (raw text), updated (date), updated (raw text), authors, summary, summary
+/// type, content, content type, categories, enclosures, image, comments page, comments feed, language, podcast
+/// details — a text field is its UTF-8 length as 4 little-endian bytes followed by the bytes (an absent one is
+/// `FF FF FF FF`), a date is `01` and the seconds since 1970 as an 8-byte little-endian IEEE 754 double (absent:
+/// `00`), and a list is its JSON column text (see the README; an empty list is absent).
+/// Two articles hash the same exactly when all these fields are the same. Left out: ``Article/feed`` (the
+/// same for a whole feed) and ``Article/commentCount``, which changes without the article changing (the store
+/// writes a new count without reporting an update).
+///
+/// XXH64 is fast (GB/s), the same on every machine and release, and 64 bits are plenty to tell two versions of
+/// one article apart. Changing the encoding changes every hash: bump ``version`` and add a migration that
+/// recomputes stored hashes, or every article would be reported updated once.
+public enum ArticleHasher {
+    /// The hash definition's version, stored in each database (`store_info.content_hash`).
+    public static let version = "xxh64-v1"
+
+    /// The content hash of an article.
+    public static func contentHash(of article: Article) -> UInt64 {
+        let row = ArticleRow()
+        row.encode(article)
+        return row.contentHash
+    }
+
+    /// The key of an article with neither a usable identifier nor a link: `hash:` and 16 hexadecimal digits of
+    /// XXH64 over its title, publication date (or raw date text) and content (or summary), encoded as above.
+    public static func fallbackKey(of article: Article) -> String {
+        ArticleRow().fallbackKey(of: article)
+    }
+
+    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
+
+    @inline(__always) private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
+
+    @inline(__always) private static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
+        rotl(acc &+ input &* prime2, 31) &* prime1
+    }
+
+    @inline(__always) private static func merge(_ acc: UInt64, _ value: UInt64) -> UInt64 {
+        (acc ^ round(0, value)) &* prime1 &+ prime4
+    }
+
+    /// XXH64 of `bytes` with a seed, as the xxHash specification defines it (little-endian on any machine).
+    public static func xxHash64(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+        let count = bytes.count
+        var offset = 0
+        @inline(__always) func read64(_ at: Int) -> UInt64 {
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+        }
+        @inline(__always) func read32(_ at: Int) -> UInt64 {
+            UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        }
+        var hash: UInt64
+        if count >= 32 {
+            var v1 = seed &+ prime1 &+ prime2
+            var v2 = seed &+ prime2
+            var v3 = seed
+            var v4 = seed &- prime1
+            while offset + 32 <= count {
+                v1 = round(v1, read64(offset))
+                v2 = round(v2, read64(offset + 8))
+                v3 = round(v3, read64(offset + 16))
+                v4 = round(v4, read64(offset + 24))
+                offset += 32
+            }
+            hash = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
+            hash = merge(hash, v1)
+            hash = merge(hash, v2)
+            hash = merge(hash, v3)
+            hash = merge(hash, v4)
+        } else {
+            hash = seed &+ prime5
+        }
+        hash &+= UInt64(count)
+        while offset + 8 <= count {
+            hash ^= round(0, read64(offset))
+            hash = rotl(hash, 27) &* prime1 &+ prime4
+            offset += 8
+        }
+        if offset + 4 <= count {
+            hash ^= read32(offset) &* prime1
+            hash = rotl(hash, 23) &* prime2 &+ prime3
+            offset += 4
+        }
+        while offset < count {
+            hash ^= UInt64(bytes[offset]) &* prime5
+            hash = rotl(hash, 11) &* prime1
+            offset += 1
+        }
+        hash ^= hash >> 33
+        hash &*= prime2
+        hash ^= hash >> 29
+        hash &*= prime3
+        hash ^= hash >> 32
+        return hash
+    }
+}
+
+/// One article encoded for a row: every text and JSON column laid out once in a reusable buffer, hashed there,
+/// and bound from there (`SQLITE_STATIC`), so the article's text is copied once before SQLite copies it into
+/// its record — no `String` per JSON column, no `SQLITE_TRANSIENT` copy per field.
+///
+/// Owned by one ``StoreContext`` (not thread-safe, like it). The buffer must not change while a statement
+/// bound from it runs: encode, bind, step, then encode the next article.
+final class ArticleRow {
+    /// The text columns, in encoding order; the ones up to ``podcast`` are covered by the content hash.
+    enum Column: Int, CaseIterable {
+        case identifier, idSource, title, link, publishedRaw, updatedRaw, authors, summary, summaryType, content,
+             contentType, categories, enclosures, image, comments, commentsFeed, language, podcast
+        case key, keySource
+    }
+
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    private var count = 0
+    private var spans = [(offset: Int, length: Int)](repeating: (0, -1), count: Column.allCases.count)
+    private var hashedLength = 0
+
+    init() {
+        capacity = 16 * 1024
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Encodes an article (and its key, which the hash does not cover).
+    func encode(_ article: borrowing Article, key: String = "", keySource: String = "") {
+        count = 0
+        text(.identifier, article.id)
+        text(.idSource, article.idSource.rawValue)
+        text(.title, article.title)
+        text(.link, article.link)
+        date(article.published)
+        text(.publishedRaw, article.publishedRaw)
+        date(article.updated)
+        text(.updatedRaw, article.updatedRaw)
+        json(.authors, article.authors.isEmpty) { row in row.writeAuthors(article.authors) }
+        text(.summary, article.summary?.value)
+        text(.summaryType, article.summary?.type.rawValue)
+        text(.content, article.content?.value)
+        text(.contentType, article.content?.type.rawValue)
+        json(.categories, article.categories.isEmpty) { row in row.writeStrings(article.categories) }
+        json(.enclosures, article.enclosures.isEmpty) { row in row.writeEnclosures(article.enclosures) }
+        text(.image, article.image)
+        text(.comments, article.comments)
+        text(.commentsFeed, article.commentsFeed)
+        text(.language, article.language)
+        json(.podcast, article.podcast?.isEmpty ?? true) { row in row.writePodcast(article.podcast!) }
+        hashedLength = count
+        text(.key, key)
+        text(.keySource, keySource)
+    }
+
+    /// The content hash of the encoded article (``ArticleHasher``).
+    var contentHash: UInt64 { ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: hashedLength)) }
+
+    /// A column's bytes in the buffer, or `nil` when the value is absent (NULL). Valid until the next encode.
+    func bytes(_ column: Column) -> UnsafeRawBufferPointer? {
+        let span = spans[column.rawValue]
+        return span.length < 0 ? nil : UnsafeRawBufferPointer(start: base + span.offset, count: span.length)
+    }
+
+    /// The fallback key (``ArticleHasher/fallbackKey(of:)``); overwrites the buffer.
+    func fallbackKey(of article: Article) -> String {
+        count = 0
+        text(.title, article.title)
+        date(article.published)
+        text(.publishedRaw, article.publishedRaw)
+        let content = article.content ?? article.summary
+        text(.content, content?.value)
+        text(.contentType, content?.type.rawValue)
+        let hash = ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: count))
+        let hex = String(hash, radix: 16)
+        return "hash:" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    // MARK: Encoding
+
+    private func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        var newCapacity = capacity * 2
+        while newCapacity < count + extra { newCapacity *= 2 }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        grown.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
+    }
+
+    private func append32(_ value: UInt32) {
+        reserve(4)
+        base.storeBytes(of: value.littleEndian, toByteOffset: count, as: UInt32.self)
+        count += 4
+    }
+
+    private func appendByte(_ byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    private func appendBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    private func appendUTF8(_ value: String) {
+        var value = value
+        value.withUTF8 { appendBytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func appendASCII(_ value: StaticString) {
+        appendBytes(UnsafeRawBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+    }
+
+    private func text(_ column: Column, _ value: String?) {
+        guard let value else {
+            append32(UInt32.max)
+            spans[column.rawValue] = (0, -1)
+            return
+        }
+        let lengthAt = count
+        append32(0)
+        let start = count
+        appendUTF8(value)
+        base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
+        spans[column.rawValue] = (start, count - start)
+    }
+
+    private func date(_ value: Date?) {
+        guard let value else { return appendByte(0) }
+        appendByte(1)
+        reserve(8)
+        base.storeBytes(of: value.timeIntervalSince1970.bitPattern.littleEndian, toByteOffset: count, as: UInt64.self)
+        count += 8
+    }
+
+    private func json(_ column: Column, _ isEmpty: Bool, _ write: (ArticleRow) -> Void) {
+        guard !isEmpty else {
+            append32(UInt32.max)
+            spans[column.rawValue] = (0, -1)
+            return
+        }
+        let lengthAt = count
+        append32(0)
+        let start = count
+        write(self)
+        base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
+        spans[column.rawValue] = (start, count - start)
+    }
+
+    // MARK: JSON (RFC 8259), written straight into the buffer
+
+    private func jsonString(_ value: String) {
+        appendByte(0x22)
+        var value = value
+        value.withUTF8 { bytes in
+            var clean = bytes.startIndex
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[clean..<index])))
+                switch byte {
+                case 0x22: appendASCII("\\\"")
+                case 0x5C: appendASCII("\\\\")
+                case 0x0A: appendASCII("\\n")
+                case 0x0D: appendASCII("\\r")
+                case 0x09: appendASCII("\\t")
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    appendASCII("\\u00")
+                    appendByte(hex[Int(byte >> 4)])
+                    appendByte(hex[Int(byte & 0xF)])
+                }
+                clean = index + 1
+            }
+            appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[clean...])))
+        }
+        appendByte(0x22)
+    }
+
+    private func jsonNumber(_ value: Int64) { appendUTF8(String(value)) }
+
+    /// Writes `"name":` after a comma unless it is the object's first member.
+    private func member(_ name: StaticString, first: inout Bool) {
+        if !first { appendByte(0x2C) }
+        first = false
+        appendByte(0x22)
+        appendASCII(name)
+        appendASCII("\":")
+    }
+
+    private func member(_ name: StaticString, _ value: String?, first: inout Bool) {
+        guard let value else { return }
+        member(name, first: &first)
+        jsonString(value)
+    }
+
+    private func member(_ name: StaticString, _ value: Int64?, first: inout Bool) {
+        guard let value else { return }
+        member(name, first: &first)
+        jsonNumber(value)
+    }
+
+    private func writeStrings(_ values: [String]) {
+        appendByte(0x5B)
+        for (index, value) in values.enumerated() {
+            if index > 0 { appendByte(0x2C) }
+            jsonString(value)
+        }
+        appendByte(0x5D)
+    }
+
+    private func writeAuthors(_ people: [Person]) {
+        appendByte(0x5B)
+        for (index, person) in people.enumerated() {
+            if index > 0 { appendByte(0x2C) }
+            appendByte(0x7B)
+            var first = true
+            member("name", person.name, first: &first)
+            member("email", person.email, first: &first)
+            member("uri", person.uri, first: &first)
+            appendByte(0x7D)
+        }
+        appendByte(0x5D)
+    }
+
+    private func writeEnclosures(_ enclosures: [Enclosure]) {
+        appendByte(0x5B)
+        for (index, enclosure) in enclosures.enumerated() {
+            if index > 0 { appendByte(0x2C) }
+            appendByte(0x7B)
+            var first = true
+            member("url", enclosure.url, first: &first)
+            member("type", enclosure.type, first: &first)
+            member("length", enclosure.length, first: &first)
+            appendByte(0x7D)
+        }
+        appendByte(0x5D)
+    }
+
+    private func writePodcast(_ podcast: PodcastDetails) {
+        appendByte(0x7B)
+        var first = true
+        member("durationSeconds", podcast.durationSeconds.map(Int64.init), first: &first)
+        member("episode", podcast.episode.map(Int64.init), first: &first)
+        member("season", podcast.season.map(Int64.init), first: &first)
+        if let explicit = podcast.explicit {
+            member("explicit", first: &first)
+            if explicit { appendASCII("true") } else { appendASCII("false") }
+        }
+        if !podcast.keywords.isEmpty {
+            member("keywords", first: &first)
+            writeStrings(podcast.keywords)
+        }
+        member("guid", podcast.guid, first: &first)
+        if !podcast.transcripts.isEmpty {
+            member("transcripts", first: &first)
+            appendByte(0x5B)
+            for (index, transcript) in podcast.transcripts.enumerated() {
+                if index > 0 { appendByte(0x2C) }
+                appendByte(0x7B)
+                var inner = true
+                member("url", transcript.url, first: &inner)
+                member("type", transcript.type, first: &inner)
+                member("language", transcript.language, first: &inner)
+                appendByte(0x7D)
+            }
+            appendByte(0x5D)
+        }
+        member("chaptersURL", podcast.chaptersURL, first: &first)
+        appendByte(0x7D)
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+
+/// The article store's coordinator: it owns the database file, its schema and its configuration, and hands
+/// out one ``StoreContext`` per thread.
+///
+/// Opening a store (https://sqlite.org/wal.html, https://sqlite.org/pragma.html):
+/// 1. opens or creates the file; a new file is initialised, an existing one must be a feedingest store
+///    (`PRAGMA application_id` is `FdIn`) — any other file, SQLite or not, is refused and never written;
+/// 2. refuses a schema newer than this version knows (`PRAGMA user_version`), and migrates an older one
+///    forward in one transaction;
+/// 3. switches the file to write-ahead logging (`journal_mode=WAL`), so readers never block the writer and
+///    a reader in another process sees only committed transactions.
+///
+/// Every connection then runs with `synchronous=NORMAL` (a commit is durable against a process crash, and
+/// against power loss once the next checkpoint has run; no fsync per commit), a busy timeout, foreign keys
+/// and SQLite's defensive mode.
+///
+/// The store itself holds no connection, so it is `Sendable` and can be shared; the work happens in
+/// contexts (see ``makeContext()``).
+public final class Store: Sendable {
+    /// The database file's path.
+    public let path: String
+    /// The configuration every context of this store uses.
+    public let configuration: StoreConfiguration
+    let schema: Schema
+
+    /// The schema version this feedingest writes (`PRAGMA user_version`).
+    public static var schemaVersion: Int { Schema.current.version }
+
+    /// Opens the store at `path`, creating and initialising it when missing (read-write access only).
+    ///
+    /// - Throws: ``StoreError`` naming `path`: ``StoreError/Kind/notAFeedingestStore`` for a file that is not
+    ///   SQLite or belongs to another application, ``StoreError/Kind/newerSchema(found:supported:)``,
+    ///   ``StoreError/Kind/readOnly`` for a file that cannot be written when read-write access was asked for,
+    ///   or an SQLite error (`SQLITE_CANTOPEN` for a missing or unwritable directory, …).
+    public convenience init(path: String, configuration: StoreConfiguration = StoreConfiguration()) throws(StoreError) {
+        try self.init(path: path, configuration: configuration, schema: .current)
+    }
+
+    /// Opens the store with a given schema (tests use it to exercise migrations).
+    init(path: String, configuration: StoreConfiguration, schema: Schema) throws(StoreError) {
+        self.path = path
+        self.configuration = configuration
+        self.schema = schema
+        try Self.explainingOpenFailures(path: path) { () throws(StoreError) in
+            let connection = try Self.open(path: path, configuration: configuration, create: configuration.createIfMissing)
+            try Self.prepareFile(connection, configuration: configuration, schema: schema)
+        }
+    }
+
+    /// A new context: its own SQLite connection, for use on one thread.
+    ///
+    /// Make one per worker thread and keep it for the thread's life: its prepared statements are reused.
+    public func makeContext() throws(StoreError) -> StoreContext {
+        try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> StoreContext in
+            let connection = try Self.open(path: path, configuration: configuration, create: false)
+            try Self.verify(connection, configuration: configuration, schema: schema)
+            return StoreContext(connection: connection, configuration: configuration)
+        }
+    }
+
+    /// Runs `body`, adding the likely cause to `SQLITE_CANTOPEN`: SQLite reports the errno of its last attempt
+    /// (often a read-only retry), not why the file, or the `-wal` and `-shm` files beside it, could not be created.
+    private static func explainingOpenFailures<T>(path: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        do throws(StoreError) {
+            return try body()
+        } catch where error.code.primary == .cantOpen {
+            var explained = error
+            let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
+                explained.message += "; the directory \(directory) does not exist"
+            } else if !FileManager.default.isWritableFile(atPath: directory) {
+                explained.message += FileManager.default.fileExists(atPath: path)
+                    ? "; the directory \(directory) is not writable, and SQLite must create the store's -wal and -shm files there"
+                    : "; the directory \(directory) is not writable, so the store cannot be created"
+            }
+            throw explained
+        }
+    }
+
+    // MARK: Opening
+
+    static func open(path: String, configuration: StoreConfiguration, create: Bool) throws(StoreError) -> SQLiteConnection {
+        let writable = configuration.access == .readWrite
+        let connection = try SQLiteConnection(path: path, mode: SQLiteOpenMode(writable: writable, create: writable && create))
+        let timeout = configuration.busyTimeout.components
+        let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
+        try connection.setBusyTimeout(milliseconds: Int32(clamping: milliseconds))
+        try connection.enableDefensiveMode()
+        // None of these writes to the file, so they are safe before the file is known to be ours; some read its
+        // header, which is where a file that is not a database shows.
+        try notADatabaseIsRefused { () throws(StoreError) in try connection.execute("""
+            PRAGMA foreign_keys = ON;
+            PRAGMA synchronous = NORMAL;
+            PRAGMA trusted_schema = OFF;
+            PRAGMA temp_store = MEMORY;
+            PRAGMA cache_size = -\(max(configuration.cacheSizeKiB, 64));
+            PRAGMA wal_autocheckpoint = \(max(configuration.walAutocheckpointPages, 0));
+            """) }
+        return connection
+    }
+
+    /// What the file's header says.
+    private struct Header {
+        var applicationID: Int64
+        var version: Int
+        var isEmpty: Bool
+    }
+
+    private static func readHeader(_ connection: SQLiteConnection) throws(StoreError) -> Header {
+        try notADatabaseIsRefused { () throws(StoreError) -> Header in
+            // One statement, so one snapshot: read separately, the values could straddle another process's
+            // initialisation (application id still 0, version already 1).
+            let values = try connection.integers("""
+                SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version),
+                       (SELECT count(*) FROM sqlite_schema)
+                """, columns: 3)
+            guard values.count == 3 else {
+                throw StoreError(kind: .sqlite, code: .internal, message: "no header row", path: connection.path,
+                                 operation: "read the database header")
+            }
+            return Header(applicationID: values[0], version: Int(values[1]), isEmpty: values[2] == 0)
+        }
+    }
+
+    /// Runs `body`, turning `SQLITE_NOTADB` into ``StoreError/Kind/notAFeedingestStore``.
+    private static func notADatabaseIsRefused<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        do throws(StoreError) {
+            return try body()
+        } catch where error.code.primary == .notADatabase {
+            var refused = error
+            refused.kind = .notAFeedingestStore
+            refused.message = "not a feedingest store: the file is not an SQLite database (\(error.message))"
+            refused.operation = "read the database header"
+            throw refused
+        }
+    }
+
+    private static func refuseForeign(_ header: Header, path: String) -> StoreError {
+        let appID = String(header.applicationID, radix: 16)
+        return StoreError(
+            kind: .notAFeedingestStore,
+            message: "not a feedingest store: an SQLite database of another application "
+                + "(application_id 0x\(appID), user_version \(header.version))",
+            path: path, operation: "check the application id")
+    }
+
+    /// Checks, initialises or migrates the file and switches it to WAL; the store's one-time work.
+    private static func prepareFile(_ connection: SQLiteConnection, configuration: StoreConfiguration,
+                                    schema: Schema) throws(StoreError) {
+        let path = connection.path
+        let writable = configuration.access == .readWrite
+        let header = try readHeader(connection)
+        let fresh = header.applicationID == 0 && header.version == 0 && header.isEmpty
+        if !fresh {
+            guard header.applicationID == Schema.applicationID else { throw refuseForeign(header, path: path) }
+            if header.version > schema.version {
+                throw StoreError(kind: .newerSchema(found: header.version, supported: schema.version),
+                                 message: "the store has schema version \(header.version); this feedingest knows up to \(schema.version)",
+                                 path: path, operation: "check the schema version")
+            }
+        }
+        guard writable else {
+            if fresh {
+                throw StoreError(kind: .notAFeedingestStore, message: "not a feedingest store: the database is empty",
+                                 path: path, operation: "check the application id")
+            }
+            if header.version < schema.version {
+                throw StoreError(kind: .olderSchema(found: header.version, supported: schema.version),
+                                 message: "the store has schema version \(header.version) and needs migrating to \(schema.version)",
+                                 path: path, operation: "check the schema version")
+            }
+            return
+        }
+        if connection.isReadOnly {
+            throw StoreError(kind: .readOnly, code: .readOnly, message: "the store file is read-only",
+                             path: path, operation: "open the store for reading and writing")
+        }
+        // The page size can only change before the first table exists (and not at all in WAL mode).
+        if fresh {
+            try connection.execute("PRAGMA page_size = \(configuration.pageSize)")
+        }
+        // WAL first: a journal-mode change cannot happen inside a transaction, and it is persistent.
+        let mode = try connection.texts("PRAGMA journal_mode").first ?? ""
+        if mode.lowercased() != "wal" {
+            // The switch needs the file to itself and fails with SQLITE_BUSY at once, without the busy handler,
+            // while another process reads it (for example a second feedingest creating the same new store): retry
+            // for up to the busy timeout.
+            let result = try retryingWhileBusy(for: configuration.busyTimeout) { () throws(StoreError) in
+                try connection.texts("PRAGMA journal_mode = WAL").first ?? ""
+            }
+            guard result.lowercased() == "wal" else {
+                throw StoreError(kind: .sqlite, code: .error, message: "could not switch to write-ahead logging (mode is \(result))",
+                                 path: path, operation: "PRAGMA journal_mode = WAL")
+            }
+        }
+        if header.version < schema.version || fresh {
+            try migrate(connection, to: schema)
+        }
+    }
+
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, sleeping 1, 2, 4 … 50 ms, until `timeout` has passed.
+    private static func retryingWhileBusy<T>(for timeout: Duration, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(1)
+        while true {
+            do throws(StoreError) {
+                return try body()
+            } catch where error.code.primary == .busy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
+    }
+
+    /// Applies the missing migrations in one write transaction, re-reading the header under the write lock
+    /// because another process may have initialised or migrated the file meanwhile.
+    private static func migrate(_ connection: SQLiteConnection, to schema: Schema) throws(StoreError) {
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let header = try readHeader(connection)
+            let fresh = header.applicationID == 0 && header.version == 0 && header.isEmpty
+            if !fresh {
+                guard header.applicationID == Schema.applicationID else { throw refuseForeign(header, path: connection.path) }
+                guard header.version <= schema.version else {
+                    throw StoreError(kind: .newerSchema(found: header.version, supported: schema.version),
+                                     message: "the store has schema version \(header.version); this feedingest knows up to \(schema.version)",
+                                     path: connection.path, operation: "check the schema version")
+                }
+            }
+            let from = fresh ? 0 : header.version
+            for version in (from + 1)..<(schema.version + 1) {
+                try connection.execute(schema.migrations[version - 1])
+            }
+            try connection.execute("PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(schema.version)")
+            try connection.execute("COMMIT")
+        } catch {
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Checks a context's connection: the file must still be this store at this schema version.
+    static func verify(_ connection: SQLiteConnection, configuration: StoreConfiguration, schema: Schema) throws(StoreError) {
+        let header = try readHeader(connection)
+        guard header.applicationID == Schema.applicationID else { throw refuseForeign(header, path: connection.path) }
+        if header.version > schema.version {
+            throw StoreError(kind: .newerSchema(found: header.version, supported: schema.version),
+                             message: "the store has schema version \(header.version); this feedingest knows up to \(schema.version)",
+                             path: connection.path, operation: "check the schema version")
+        }
+        if header.version < schema.version {
+            throw StoreError(kind: .olderSchema(found: header.version, supported: schema.version),
+                             message: "the store has schema version \(header.version) and needs migrating to \(schema.version)",
+                             path: connection.path, operation: "check the schema version")
+        }
+        if configuration.access == .readWrite {
+            if connection.isReadOnly {
+                throw StoreError(kind: .readOnly, code: .readOnly, message: "the store file is read-only",
+                                 path: connection.path, operation: "open the store for reading and writing")
+            }
+            if let pages = configuration.maximumPageCount {
+                _ = try connection.integer("PRAGMA max_page_count = \(max(pages, 1))")
+            }
+        }
+    }
+}

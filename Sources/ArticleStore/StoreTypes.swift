@@ -1,0 +1,274 @@
+import Foundation
+import Syndication
+
+/// Identifies a feed in one store; a plain value that may cross threads.
+public struct FeedID: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The feed row's `id`.
+    public let rawValue: Int64
+    /// Creates an identifier from a row id.
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    /// Orders by row id.
+    public static func < (lhs: FeedID, rhs: FeedID) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// `feed#12`.
+    public var description: String { "feed#\(rawValue)" }
+}
+
+/// Identifies an article in one store; a plain value that may cross threads.
+///
+/// Identifiers grow with insertion; an article keeps its identifier when it is updated in place.
+public struct ArticleID: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The article row's `id`.
+    public let rawValue: Int64
+    /// Creates an identifier from a row id.
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    /// Orders by row id (which is insertion order).
+    public static func < (lhs: ArticleID, rhs: ArticleID) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// `article#34`.
+    public var description: String { "article#\(rawValue)" }
+}
+
+/// How the store opens the file, batches commits and backs off failing feeds. Every field has a default.
+public struct StoreConfiguration: Sendable, Hashable {
+    /// Reading and writing, or reading only.
+    public enum Access: Sendable, Hashable {
+        /// Read and write; the store is created and migrated as needed. The default.
+        case readWrite
+        /// Read only (`SQLITE_OPEN_READONLY`): never creates, migrates or writes. For offline commands.
+        case readOnly
+    }
+
+    /// Read-write (default) or read-only.
+    public var access: Access = .readWrite
+    /// Create the file when it does not exist (read-write only). Default `true`.
+    public var createIfMissing = true
+    /// How long a connection waits for another connection's (or process's) lock before failing with
+    /// `SQLITE_BUSY` (`sqlite3_busy_timeout`). Default 5 seconds.
+    public var busyTimeout: Duration = .seconds(5)
+    /// Commit a feed's pending articles once this many have been stored. Default 256.
+    public var batchSize = 256
+    /// Commit a feed's pending articles once the oldest has waited this long (checked in
+    /// ``StoreContext/store(_:in:)`` and ``StoreContext/commitIfDue(now:)``). Default 200 ms.
+    public var batchInterval: Duration = .milliseconds(200)
+    /// SQLite's page cache per connection, in KiB (`PRAGMA cache_size = -N`). Default 16 MiB.
+    public var cacheSizeKiB = 16 * 1024
+    /// Checkpoint the write-ahead log into the database once it holds this many pages
+    /// (`PRAGMA wal_autocheckpoint`). Default 4000 pages (16 MiB with 4 KiB pages).
+    public var walAutocheckpointPages = 4000
+    /// The page size of a new store, in bytes (`PRAGMA page_size`; a power of two from 512 to 65536). Default
+    /// 8 KiB: a typical article (1–2 KB) leaves less slack in 8 KiB pages than in SQLite's default 4 KiB, for
+    /// a smaller file and ~15% faster inserts. Existing stores keep their page size.
+    public var pageSize = 8192
+    /// The largest the database may grow, in pages (`PRAGMA max_page_count`); `nil` for no limit (the default).
+    /// Past it, writes fail with `SQLITE_FULL` and nothing committed is lost.
+    public var maximumPageCount: Int?
+    /// The wait after a feed's first consecutive failure when the failure gives no retry time; it doubles with
+    /// each further failure. Default 5 minutes.
+    public var failureBackoff: Duration = .seconds(300)
+    /// The longest wait ``failureBackoff`` grows to. Default 1 day.
+    public var maximumFailureBackoff: Duration = .seconds(86_400)
+
+    /// The defaults.
+    public init() {}
+}
+
+/// HTTP validators for a conditional GET, plus a hash of the last body for servers without validators.
+public struct FeedValidators: Sendable, Hashable {
+    /// The `ETag` response header.
+    public var etag: String?
+    /// The `Last-Modified` response header.
+    public var lastModified: String?
+    /// A hash of the last response body (any stable hash the fetcher chooses, as text).
+    public var bodyHash: String?
+
+    /// Creates validators.
+    public init(etag: String? = nil, lastModified: String? = nil, bodyHash: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+        self.bodyHash = bodyHash
+    }
+
+    /// Whether none is known.
+    public var isEmpty: Bool { etag == nil && lastModified == nil && bodyHash == nil }
+}
+
+/// The result of a feed's last fetch.
+public enum FeedOutcome: String, Sendable, Hashable {
+    /// Fetched and parsed; articles stored.
+    case updated
+    /// The server answered 304 Not Modified (or the body hash matched).
+    case notModified = "not-modified"
+    /// The fetch or the parse failed; see ``FeedStatus/error``.
+    case failed
+}
+
+/// How a feed's articles are keyed; see ``StoreContext`` for the rule.
+public enum ArticleKeyMode: String, Sendable, Hashable {
+    /// By identifier (guid, Atom id, …), else link, else hash. The default.
+    case identifier
+    /// By link, else hash: the feed's identifiers were found not to be unique.
+    case link
+}
+
+/// What a successful fetch tells the store; written in the feed's final transaction.
+public struct FeedSuccess: Sendable, Hashable {
+    /// The response's validators. For a fetch with content they replace the old ones (a missing one is cleared);
+    /// for ``notModified`` only the ones given replace the old ones.
+    public var validators: FeedValidators
+    /// Whether the server said the feed has not changed (HTTP 304).
+    public var notModified: Bool
+    /// The URL after permanent redirects, when it differs from the listed one; `nil` keeps the old value.
+    public var currentURL: String?
+    /// The feed's title; `nil` keeps the old value.
+    public var title: String?
+    /// The feed's home page; `nil` keeps the old value.
+    public var homeLink: String?
+    /// The earliest next fetch the server asked for (`Cache-Control`, `ttl`, …); `nil` for no constraint.
+    public var nextFetch: Date?
+    /// When the fetch finished.
+    public var date: Date
+
+    /// Creates a success; `metadata` supplies the title and home page.
+    public init(validators: FeedValidators = FeedValidators(), notModified: Bool = false, currentURL: String? = nil,
+                metadata: FeedMetadata? = nil, nextFetch: Date? = nil, date: Date = Date()) {
+        self.validators = validators
+        self.notModified = notModified
+        self.currentURL = currentURL
+        self.title = metadata?.title
+        self.homeLink = metadata?.link
+        self.nextFetch = nextFetch
+        self.date = date
+    }
+}
+
+/// What a failed fetch tells the store; validators are never touched.
+public struct FeedFailure: Sendable, Hashable {
+    /// The error, as text for people.
+    public var error: String
+    /// The next allowed fetch from `Retry-After`; `nil` to let the store back off exponentially
+    /// (``StoreConfiguration/failureBackoff``).
+    public var retryAfter: Date?
+    /// When the failure happened.
+    public var date: Date
+
+    /// Creates a failure.
+    public init(error: String, retryAfter: Date? = nil, date: Date = Date()) {
+        self.error = error
+        self.retryAfter = retryAfter
+        self.date = date
+    }
+}
+
+/// Whether a stored article was new, changed or already known.
+public enum ArticleChange: String, Sendable, Hashable {
+    /// Not stored before under its key.
+    case new
+    /// Stored before with a different content hash; updated in place, keeping its ``ArticleID``.
+    case updated
+    /// Stored before with the same content hash; nothing visible changed.
+    case unchanged
+}
+
+/// One article as committed: its identifier, its feed, what happened, and the value itself.
+public struct StoredArticle: Sendable, Hashable {
+    /// The article's identifier in the store.
+    public var id: ArticleID
+    /// The feed it belongs to.
+    public var feed: FeedID
+    /// New, updated or unchanged.
+    public var change: ArticleChange
+    /// The article as it was given to ``StoreContext/store(_:in:)``.
+    public var article: Article
+}
+
+/// Counts for one feed's ingest, plus the articles the call committed.
+public struct FeedIngestSummary: Sendable, Hashable {
+    /// The feed.
+    public var feed: FeedID
+    /// Articles given to the store since ``StoreContext/beginFeed(_:)``.
+    public var seen: Int
+    /// Of those, new ones.
+    public var new: Int
+    /// Of those, changed ones.
+    public var updated: Int
+    /// Of those, already known and unchanged ones.
+    public var unchanged: Int
+    /// The articles this call committed (the feed's last batch).
+    public var committed: [StoredArticle]
+}
+
+/// A feed's row: its URLs, validators, last outcome, backoff and counts.
+public struct FeedStatus: Sendable, Hashable {
+    /// The feed's identifier.
+    public var id: FeedID
+    /// The URL as listed.
+    public var url: String
+    /// The feed's title, from its last successful fetch.
+    public var title: String?
+    /// The feed's home page.
+    public var homeLink: String?
+    /// The URL after permanent redirects, when it differs from ``url``.
+    public var currentURL: String?
+    /// The validators of the last successful fetch.
+    public var validators: FeedValidators
+    /// How articles of this feed are keyed.
+    public var keyMode: ArticleKeyMode
+    /// The last fetch that finished, successfully or not.
+    public var lastAttempt: Date?
+    /// The last successful fetch (including not modified).
+    public var lastSuccess: Date?
+    /// The result of the last finished fetch; `nil` before the first.
+    public var outcome: FeedOutcome?
+    /// The error of the last fetch when it failed.
+    public var error: String?
+    /// Failures in a row since the last success.
+    public var consecutiveFailures: Int
+    /// The earliest time the feed may be fetched again; `nil` for any time.
+    public var nextFetch: Date?
+    /// Articles stored for this feed.
+    public var articleCount: Int
+    /// Articles in the last successful fetch with content.
+    public var lastFetchSeen: Int?
+    /// New articles in that fetch.
+    public var lastFetchNew: Int?
+    /// Updated articles in that fetch.
+    public var lastFetchUpdated: Int?
+}
+
+/// Which articles to read, newest first.
+public struct ArticleQuery: Sendable, Hashable {
+    /// Only this feed's articles; `nil` for all feeds.
+    public var feed: FeedID?
+    /// Only articles dated at or after this (the article's date: published, else updated, else first seen).
+    public var since: Date?
+    /// At most this many; `nil` for all.
+    public var limit: Int?
+
+    /// Creates a query.
+    public init(feed: FeedID? = nil, since: Date? = nil, limit: Int? = nil) {
+        self.feed = feed
+        self.since = since
+        self.limit = limit
+    }
+}
+
+/// A stored article read back, with what the store knows about it.
+public struct ArticleRecord: Sendable, Hashable {
+    /// The article's identifier.
+    public var id: ArticleID
+    /// Its feed.
+    public var feed: FeedID
+    /// The article; ``Article/feed`` is the feed's URL as listed.
+    public var article: Article
+    /// The dedupe key within the feed (see ``StoreContext``).
+    public var key: String
+    /// Where the key came from: `guid`, `atom:id`, `dc:identifier`, `rdf:about`, `link` or `hash`.
+    public var keySource: String
+    /// The content hash (see ``ArticleHasher``).
+    public var contentHash: UInt64
+    /// The date newest-first order uses: published, else updated, else first seen.
+    public var date: Date
+    /// When the store first saw it.
+    public var firstSeen: Date
+    /// When its content last changed in the store (first seen for an article never updated).
+    public var lastUpdated: Date
+}
