@@ -86,33 +86,33 @@ enum ParseCommand {
             json.raw(0x0A)
             StandardStreams.output.write(json.bytes)
         }
-        let handle: FileHandle?
+        let reader: ChunkReader
         if input == "-" {
-            handle = FileHandle.standardInput
+            reader = ChunkReader(standardInputWithChunkSize: 64 * 1024)
         } else {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
                 return failedSummary(parser, input, "is a directory, not a feed file")
             }
-            handle = FileHandle(forReadingAtPath: input)
+            guard let opened = ChunkReader(path: input) else { return failedSummary(parser, input, ChunkReader.lastOpenError()) }
+            reader = opened
         }
-        guard let handle else {
-            let reason = FileManager.default.fileExists(atPath: input) ? "cannot be read (permission denied)" : "no such file"
-            return failedSummary(parser, input, reason)
-        }
-        defer { if input != "-" { try? handle.close() } }
         do {
             while true {
-                let chunk = try handle.read(upToCount: 64 * 1024) ?? Data()
+                let chunk = try reader.next()
                 if chunk.isEmpty { break }
-                try parser.parse(chunk)
+                var failure: FeedError?
+                chunk.withUnsafeBytes { bytes in
+                    do throws(FeedError) { try parser.parse(bytes) } catch { failure = error }
+                }
+                if let failure { throw failure }
                 StandardStreams.output.flush()  // articles of this chunk go out now, not at the end
             }
             try parser.finish()
         } catch is FeedError {
             // The summary carries it.
         } catch {
-            return failedSummary(parser, input, "read failed: \(error.localizedDescription)")
+            return failedSummary(parser, input, "read failed: \((error as? ChunkReader.ReadError)?.message ?? "\(error)")")
         }
         StandardStreams.output.flush()
         return parser.summary

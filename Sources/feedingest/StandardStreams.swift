@@ -50,3 +50,51 @@ enum StandardStreams {
     nonisolated(unsafe) static let output = OutputStream(descriptor: 1)
     nonisolated(unsafe) static let error = OutputStream(descriptor: 2, capacity: 1)
 }
+
+/// Reads a file or pipe in chunks as they arrive: a pipe's bytes are handed on as soon as `read(2)`
+/// returns them, not when a full buffer has accumulated (which `FileHandle.read(upToCount:)` waits for).
+final class ChunkReader {
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8]
+
+    /// Reads standard input.
+    init(standardInputWithChunkSize chunkSize: Int = 64 * 1024) {
+        descriptor = 0
+        ownsDescriptor = false
+        buffer = [UInt8](repeating: 0, count: chunkSize)
+    }
+
+    /// Opens `path` for reading; `nil` with `errno` set when it cannot be opened.
+    init?(path: String, chunkSize: Int = 64 * 1024) {
+        let opened = open(path, O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else { return nil }
+        descriptor = opened
+        ownsDescriptor = true
+        buffer = [UInt8](repeating: 0, count: chunkSize)
+    }
+
+    deinit { if ownsDescriptor { close(descriptor) } }
+
+    /// The next bytes; empty at the end of the input. Throws the `errno` text on a read error.
+    func next() throws -> ArraySlice<UInt8> {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count >= 0 { return buffer[0..<count] }
+            if errno == EINTR { continue }
+            throw ReadError(message: String(cString: strerror(errno)))
+        }
+    }
+
+    struct ReadError: Error { let message: String }
+
+    /// Why the last `open` failed, in words.
+    static func lastOpenError() -> String {
+        switch errno {
+        case ENOENT: return "no such file"
+        case EACCES: return "cannot be read (permission denied)"
+        case EISDIR: return "is a directory, not a feed file"
+        default: return String(cString: strerror(errno))
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ExpatXML
+import Foundation
+import Syndication
+import Testing
+
+/// One XML feed of NetNewsWire's real-world corpus and what its manifest says about it.
+struct RealWorldFeed: CustomTestStringConvertible, Sendable {
+    let path: String
+    let itemCount: Int
+    let title: String
+    var testDescription: String { (path as NSString).lastPathComponent }
+
+    static func all() -> [RealWorldFeed] {
+        let manifestURL = Paths.realworld.appendingPathComponent("manifest.json")
+        guard let data = try? Data(contentsOf: manifestURL),
+              let entries = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+        return entries.compactMap { entry in
+            guard let file = entry["file"] as? String, let count = entry["item_count_expat"] as? Int,
+                  let title = entry["feed_title"] as? String else { return nil }
+            return RealWorldFeed(path: Paths.realworld.appendingPathComponent(file).path, itemCount: count, title: title)
+        }
+    }
+}
+
+@Suite("Real-world corpus")
+struct CorpusTests {
+    @Test func theCorpusIsThere() {
+        #expect(RealWorldFeed.all().count >= 26, "expected the XML feeds of ../shared/corpus/realworld/rsparser")
+    }
+
+    @Test("every real-world feed parses with the manifest's item count and title", arguments: RealWorldFeed.all())
+    func realWorld(feed: RealWorldFeed) throws {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: feed.path)))
+        let whole = parseFeed(bytes, source: feed.path)
+        #expect(whole.summary.error == nil)
+        #expect(whole.articles.count == feed.itemCount)
+        #expect(whole.summary.metadata.title == feed.title)
+        #expect(whole.articles.allSatisfy { !$0.id.isEmpty })
+        // The chunking property, end to end: odd splits give the very same articles.
+        for chunk in [1 + bytes.count / 7, 997] {
+            let split = parseFeed(bytes, chunk: chunk, source: feed.path)
+            #expect(split.articles == whole.articles, "chunk \(chunk)")
+            #expect(split.summary.metadata == whole.summary.metadata, "chunk \(chunk)")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ExpatXML
+import Foundation
+import Syndication
+
+/// The package root and the shared corpora beside it (CI lays them out the same way).
+enum Paths {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    static let realworld = corpus.appendingPathComponent("realworld/rsparser")
+}
+
+/// Parses `bytes` split into `chunk`-byte pieces, collecting articles and the summary.
+func parseFeed(_ bytes: [UInt8], chunk: Int = 1 << 20, source: String = "test.xml", baseURL: String? = nil,
+               configuration: FeedParserConfiguration = .init()) -> (articles: [Article], metadataAtArticle: [FeedMetadata], summary: FeedSummary) {
+    var articles: [Article] = []
+    var metadata: [FeedMetadata] = []
+    let parser = FeedParser(source: source, baseURL: baseURL, configuration: configuration) { article, feed in
+        articles.append(article)
+        metadata.append(feed)
+    }
+    var offset = 0
+    do {
+        while offset < bytes.count {
+            try parser.parse(Array(bytes[offset..<min(bytes.count, offset + chunk)]))
+            offset += chunk
+        }
+        try parser.finish()
+    } catch {}
+    return (articles, metadata, parser.summary)
+}
+
+func parseFeed(_ xml: String, chunk: Int = 1 << 20, baseURL: String? = nil) -> (articles: [Article], metadataAtArticle: [FeedMetadata], summary: FeedSummary) {
+    parseFeed(Array(xml.utf8), chunk: chunk, baseURL: baseURL)
+}

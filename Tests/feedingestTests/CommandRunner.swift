@@ -1,0 +1,76 @@
+import Foundation
+
+/// Runs the built `feedingest` binary as a user would, with real pipes, and collects what it printed.
+struct CommandRunner {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) }
+    }
+
+    /// The binary sits next to the test bundle in the build directory (`swift build --build-tests` builds it).
+    static let binary: URL = {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [bundleDirectory, bundleDirectory.deletingLastPathComponent()] {
+            let candidate = directory.appendingPathComponent("feedingest")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return Paths.packageRoot.appendingPathComponent(".build/debug/feedingest")
+    }()
+
+    static func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let output = Pipe(), error = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = input
+        try process.run()
+        // Read both pipes while the process runs, so a large output cannot block it.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = output.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData = error.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        group.wait()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+enum Paths {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let realworld = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/realworld/rsparser/Tests/RSParserTests/Resources")
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("feedingest-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+}
+
+/// Validates JSON with the independent Python `jsonschema` package (installed by `make setup`).
+func validate(_ json: String, schema: String, lines: Bool) throws -> (ok: Bool, output: String) {
+    let directory = try Paths.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("data.json")
+    try Data(json.utf8).write(to: file)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", Paths.packageRoot.appendingPathComponent("scripts/validate_json.py").path,
+                         Paths.packageRoot.appendingPathComponent("Schemas/\(schema)").path, file.path] + (lines ? ["--lines"] : [])
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus == 0, String(decoding: data, as: UTF8.self))
+}
