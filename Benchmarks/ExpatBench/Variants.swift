@@ -1,0 +1,230 @@
+import CExpatNoop
+import ExpatXML
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// The implementations compared, in the order every round runs them.
+enum Variant: String, CaseIterable, Codable, Sendable {
+    case cNoop = "c-noop"
+    case byteAPI = "byte-api"
+    case stringAPI = "string-api"
+    case foundationStream = "xmlparser-stream"
+    case foundationData = "xmlparser-data"
+    /// Not a parser: the child process that does nothing, for the RSS floor of this binary.
+    case idle
+
+    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .foundationStream, .foundationData]
+
+    var title: String {
+        switch self {
+        case .cNoop: "C libexpat, no-op handlers"
+        case .byteAPI: "ExpatXML byte API (XMLPushParser)"
+        case .stringAPI: "ExpatXML String API (ExpatXMLParser)"
+        case .foundationStream: "Foundation XMLParser(stream:)"
+        case .foundationData: "Foundation XMLParser(data:)"
+        case .idle: "idle process (floor)"
+        }
+    }
+}
+
+/// One parse, timed, with what it saw.
+struct RunOutcome: Codable {
+    var ok: Bool
+    /// Wall time, from before the parser is created to after it finished.
+    var seconds: Double
+    /// This thread's CPU time over the same span (less disturbed than wall time on a shared machine).
+    var cpuSeconds: Double?
+    var firstItemSeconds: Double?
+    var items: Int?
+    /// Start tags (only the C no-op counts these).
+    var elements: Int?
+    var tally: WorkTally?
+    var failure: String?
+}
+
+/// Where a variant gets its bytes: all in memory (the timed rounds) or streamed (the peak-RSS probes).
+enum Input {
+    /// The whole document, already in memory; parsers are fed `chunkSize` slices of it.
+    case memory(Data)
+    /// A file read with read(2) in `chunkSize` pieces into one reused buffer.
+    case file(path: String)
+    /// A feed generated on the fly, chunk by chunk, never stored.
+    case generated(FeedGenerator)
+}
+
+enum Runner {
+    /// Runs `variant` once over `input`, checking what it saw against `manifest` (when known).
+    static func run(_ variant: Variant, input: Input, format: FeedFormat, chunkSize: Int, manifest: FeedManifest?) -> RunOutcome {
+        var manifest = manifest
+        return run(variant, input: input, format: format, chunkSize: chunkSize, manifest: &manifest)
+    }
+
+    /// Runs `variant` once; a generated input sets `manifest` to the generator's, once it has been generated.
+    static func run(_ variant: Variant, input: Input, format: FeedFormat, chunkSize: Int, manifest: inout FeedManifest?) -> RunOutcome {
+        var outcome: RunOutcome
+        switch variant {
+        case .idle: return RunOutcome(ok: true, seconds: 0)
+        case .cNoop: outcome = runCNoop(input, chunkSize: chunkSize)
+        case .byteAPI: outcome = runByteAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
+        case .stringAPI: outcome = runStringAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
+        case .foundationStream, .foundationData: outcome = runFoundation(variant, input, format: format)
+        }
+        if let manifest { verify(&outcome, against: manifest) }
+        return outcome
+    }
+
+    /// A run passes only if it parsed to the end and extracted exactly what the generator wrote.
+    static func verify(_ outcome: inout RunOutcome, against manifest: FeedManifest) {
+        guard outcome.ok else { return }
+        if let elements = outcome.elements, elements != manifest.elements {
+            outcome.ok = false
+            outcome.failure = "saw \(elements) elements, expected \(manifest.elements)"
+        }
+        if let tally = outcome.tally, tally != manifest.expected {
+            outcome.ok = false
+            outcome.failure = tally.items != manifest.items
+                ? "saw \(tally.items) items, expected \(manifest.items)"
+                : "extracted fields differ from the generator's: \(tally) vs \(manifest.expected)"
+        }
+    }
+
+    // MARK: Variants
+
+    private static func runCNoop(_ input: Input, chunkSize: Int) -> RunOutcome {
+        let clock = Stopwatch()
+        let elements: Int
+        switch input {
+        case .memory(let data):
+            elements = data.withUnsafeBytes { bytes in
+                cexpat_noop_parse(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, chunkSize, 1)
+            }
+        case .file(let path):
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { return RunOutcome(ok: false, seconds: 0, failure: "cannot open \(path)") }
+            elements = cexpat_noop_parse_fd(fd, chunkSize, 1)
+            close(fd)
+        case .generated:
+            return RunOutcome(ok: false, seconds: 0, failure: "the C no-op reads memory or a file, not a generator")
+        }
+        let (seconds, cpu) = clock.read()
+        guard elements >= 0 else { return RunOutcome(ok: false, seconds: seconds, cpuSeconds: cpu, failure: "libexpat reported an error") }
+        // The C no-op cannot tell items apart; it is checked by its element count instead.
+        return RunOutcome(ok: true, seconds: seconds, cpuSeconds: cpu, elements: elements)
+    }
+
+    private static func runByteAPI(_ input: Input, format: FeedFormat, chunkSize: Int, generated: inout FeedManifest?) -> RunOutcome {
+        let clock = Stopwatch()
+        let handler = ByteAPIHandler(format: format, startNanos: clock.wallStart)
+        let parser = XMLPushParser(handler: handler)
+        handler.parser = parser
+        let failure = feed(input, chunkSize: chunkSize, generated: &generated,
+                           parse: { try parser.parse($0) }, finish: { try parser.finish() })
+        return outcome(handler.record, clock.read(), failure: failure)
+    }
+
+    private static func runStringAPI(_ input: Input, format: FeedFormat, chunkSize: Int, generated: inout FeedManifest?) -> RunOutcome {
+        let clock = Stopwatch()
+        let delegate = StringAPIDelegate(format: format, startNanos: clock.wallStart)
+        let parser = ExpatXMLParser()
+        parser.delegate = delegate
+        let failure = feed(input, chunkSize: chunkSize, generated: &generated,
+                           parse: { try parser.parse($0) }, finish: { try parser.finish() })
+        let times = clock.read()
+        return withExtendedLifetime(delegate) { outcome(delegate.work.record, times, failure: failure) }
+    }
+
+    private static func runFoundation(_ variant: Variant, _ input: Input, format: FeedFormat) -> RunOutcome {
+        var loaded: Data?
+        let clock: Stopwatch
+        let parser: XMLParser
+        switch (variant, input) {
+        case (.foundationStream, .memory(let data)):
+            clock = Stopwatch()
+            parser = XMLParser(stream: InputStream(data: data))
+        case (.foundationStream, .file(let path)):
+            clock = Stopwatch()
+            guard let stream = InputStream(fileAtPath: path) else { return RunOutcome(ok: false, seconds: 0, failure: "cannot open \(path)") }
+            parser = XMLParser(stream: stream)
+        case (.foundationData, .memory(let data)):
+            clock = Stopwatch()
+            parser = XMLParser(data: data)
+        case (.foundationData, .file(let path)):
+            // XMLParser(data:) needs the whole document in memory: that is its cost, so the probe pays it.
+            clock = Stopwatch()
+            do { loaded = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                return RunOutcome(ok: false, seconds: 0, failure: "cannot read \(path): \(error)")
+            }
+            parser = XMLParser(data: loaded!)
+        default:
+            return RunOutcome(ok: false, seconds: 0, failure: "\(variant.rawValue) cannot read this input")
+        }
+        let delegate = FoundationDelegate(format: format, startNanos: clock.wallStart)
+        parser.shouldProcessNamespaces = true
+        parser.delegate = delegate
+        let succeeded = parser.parse()
+        let times = clock.read()
+        var failure: String?
+        if !succeeded {
+            let error = parser.parserError.map { String(describing: $0) } ?? delegate.reportedError ?? "no error given"
+            failure = "parse() returned false after \(delegate.work.record.tally.items) items (\(error))"
+        }
+        return withExtendedLifetime((delegate, loaded)) { outcome(delegate.work.record, times, failure: failure) }
+    }
+
+    // MARK: Helpers
+
+    private static func outcome(_ record: WorkRecord, _ times: (wall: Double, cpu: Double), failure: String?) -> RunOutcome {
+        RunOutcome(ok: failure == nil, seconds: times.wall, cpuSeconds: times.cpu,
+                   firstItemSeconds: record.firstItemNanos == 0 ? nil : Double(record.firstItemNanos) / 1e9,
+                   items: record.tally.items, tally: record.tally, failure: failure)
+    }
+
+    /// Feeds `input` to a push parser in `chunkSize` pieces; returns the failure, if any.
+    private static func feed(_ input: Input, chunkSize: Int, generated: inout FeedManifest?,
+                             parse: (UnsafeRawBufferPointer) throws -> Void, finish: () throws -> Void) -> String? {
+        do {
+            switch input {
+            case .memory(let data):
+                try data.withUnsafeBytes { (all: UnsafeRawBufferPointer) in
+                    var offset = 0
+                    while offset < all.count {
+                        let end = min(offset + chunkSize, all.count)
+                        try parse(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                        offset = end
+                    }
+                }
+            case .file(let path):
+                let fd = open(path, O_RDONLY)
+                guard fd >= 0 else { return "cannot open \(path)" }
+                defer { close(fd) }
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+                defer { buffer.deallocate() }
+                while true {
+                    let count = read(fd, buffer.baseAddress, chunkSize)
+                    if count < 0 && errno == EINTR { continue }
+                    guard count >= 0 else { return "reading \(path) failed: errno \(errno)" }
+                    if count == 0 { break }
+                    try parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                }
+            case .generated(let generator):
+                generated = try generator.generate(chunkSize: chunkSize, into: parse)
+            }
+            try finish()
+            return nil
+        } catch {
+            return String(describing: error)
+        }
+    }
+
+    /// Time to the first item's start tag for the C no-op, measured in a separate parse that stops there (so the
+    /// timed no-op run keeps handlers that do nothing at all).
+    static func cFirstItemSeconds(_ data: Data, format: FeedFormat, chunkSize: Int) -> Double? {
+        let nanos = data.withUnsafeBytes { bytes in
+            cexpat_noop_first_element_ns(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, chunkSize,
+                                         format == .rss ? "item" : "entry")
+        }
+        return nanos < 0 ? nil : Double(nanos) / 1e9
+    }
+}
