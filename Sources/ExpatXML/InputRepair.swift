@@ -47,6 +47,13 @@ final class InputRepairFilter {
     private var mode = Mode.text
     private var doctypeBrackets = 0
     private var doctypeQuote: UInt8 = 0
+    private var doctypeInComment = false
+    /// The last three bytes seen in the DOCTYPE, to recognise `<!--` and `-->` inside it.
+    private var doctypeTail: UInt32 = 0
+    /// The DOCTYPE's text (up to 64 KiB), to learn which entities its internal subset declares.
+    private var doctypeText: [UInt8] = []
+    /// General entities the internal subset declares: their references are expat's, even with HTML names.
+    private var declaredEntities: Set<String> = []
     private var hasDoctype = false
     private var carry: [UInt8] = []
     private let validatesUTF8: Bool
@@ -163,8 +170,15 @@ final class InputRepairFilter {
                         continue
                     }
                 case .doctype:
-                    if doctypeQuote != 0 {
+                    let previous = doctypeTail
+                    doctypeTail = (doctypeTail << 8 | UInt32(byte)) & 0xFF_FFFF
+                    if doctypeText.count < 64 * 1024 { doctypeText.append(byte) }
+                    if doctypeInComment {
+                        if byte == 0x3E && previous & 0xFFFF == 0x2D2D { doctypeInComment = false }  // -->
+                    } else if doctypeQuote != 0 {
                         if byte == doctypeQuote { doctypeQuote = 0 }
+                    } else if byte == 0x2D && previous == 0x3C212D {  // <!-
+                        doctypeInComment = true
                     } else if byte == 0x22 || byte == 0x27 {
                         doctypeQuote = byte
                     } else if byte == 0x5B {
@@ -173,6 +187,7 @@ final class InputRepairFilter {
                         doctypeBrackets -= 1
                     } else if byte == 0x3E && doctypeBrackets <= 0 {
                         mode = .text
+                        learnDeclaredEntities()
                     }
                 }
                 index += 1
@@ -231,6 +246,9 @@ final class InputRepairFilter {
                 hasDoctype = true
                 doctypeBrackets = 0
                 doctypeQuote = 0
+                doctypeInComment = false
+                doctypeTail = 0
+                doctypeText.removeAll()
                 return (.doctype, 9)
             }
             return (.tag, 2)  // something else expat will judge
@@ -246,6 +264,23 @@ final class InputRepairFilter {
         for offset in 0..<available where base[index + offset] != literal.utf8Start[offset] { return nil }
         if available < length { return isFinal ? nil : -1 }
         return length
+    }
+
+    /// Collects the names of `<!ENTITY name …>` declarations (not parameter entities) from the DOCTYPE's text.
+    private func learnDeclaredEntities() {
+        let text = doctypeText
+        doctypeText = []
+        let marker = Array("<!ENTITY".utf8)
+        var index = 0
+        while index + marker.count < text.count {
+            guard text[index] == 0x3C, Array(text[index..<index + marker.count]) == marker else { index += 1; continue }
+            index += marker.count
+            while index < text.count, [0x20, 0x09, 0x0A, 0x0D].contains(text[index]) { index += 1 }
+            guard index < text.count, text[index] != 0x25 else { continue }  // % starts a parameter entity
+            let start = index
+            while index < text.count, Self.isNameCharacter(text[index]) { index += 1 }
+            if index > start { declaredEntities.insert(String(decoding: text[start..<index], as: UTF8.self)) }
+        }
     }
 
     // MARK: References
@@ -296,7 +331,9 @@ final class InputRepairFilter {
         let name = UnsafeBufferPointer(start: base + index + 1, count: cursor - index - 1)
         let length = cursor + 1 - index
         if Self.isPredefined(name) { return .keep(length) }
-        if let replacement = HTMLEntities.replacement(for: String(decoding: name, as: UTF8.self)) {
+        let text = String(decoding: name, as: UTF8.self)
+        if declaredEntities.contains(text) { return .keep(length) }
+        if let replacement = HTMLEntities.replacement(for: text) {
             repairs.htmlEntities += 1
             return .replace(length, replacement)
         }

@@ -29,6 +29,7 @@ public final class XMLPushParser {
     private var prolog: [UInt8] = []
     private var transcoder: IconvTranscoder?
     private var repairFilter: InputRepairFilter?
+    private var strippedLeadingWhitespace = false
     private var leadingWhitespaceRepairs = 0
 
     private enum Phase {
@@ -189,7 +190,7 @@ public final class XMLPushParser {
                 }
                 if !isUTF16 {
                     // iconv's output is valid UTF-8 already; single-byte charsets have no invalid bytes to find.
-                    repairFilter = InputRepairFilter(validatesUTF8: transcoder == nil && (encoding?.name ?? "UTF-8") == "UTF-8")
+                    repairFilter = InputRepairFilter(validatesUTF8: transcoder == nil && encoding?.name == "UTF-8")
                 }
             }
             phase = .parsing
@@ -224,23 +225,35 @@ public final class XMLPushParser {
     }
 
     /// Drops white space in front of the first `<` (after a UTF-8 byte-order mark), which makes expat
-    /// reject an XML declaration. Only a run that ends in `<` followed by a non-zero byte is dropped, so
-    /// UTF-16 is never touched; a run that has not ended yet waits, up to the declaration window.
-    /// Returns whether it is waiting for more bytes before the encoding can be sniffed.
+    /// reject an XML declaration. Two white-space bytes in a row cannot be UTF-16, so such a run is dropped
+    /// as it arrives, however long; a single byte waits for the next, so UTF-16 is never touched. Returns
+    /// whether it waits for more bytes before the encoding can be sniffed. The result depends only on the
+    /// bytes, never on how they were split.
     private func stripLeadingWhitespace(isComplete: Bool) -> Bool {
         if !isComplete && prolog.count < 3 && [0xEF, 0xBB, 0xBF].starts(with: prolog) { return true }
         let start = prolog.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         if start == prolog.count && !isComplete { return true }
         var end = start
         while end < prolog.count, [0x20, 0x09, 0x0A, 0x0D].contains(prolog[end]) { end += 1 }
-        guard end > start else { return false }
-        if end + 5 > prolog.count && !isComplete && prolog.count < configuration.maximumDeclarationBytes {
-            return true  // wait to see what follows the white space
+        if end == prolog.count && end > start {  // only white space so far
+            if isComplete || end - start >= 2 {
+                prolog.removeSubrange(start..<end)
+                strippedLeadingWhitespace = true
+            }
+            return !isComplete
         }
-        guard end + 1 < prolog.count, prolog[end] == 0x3C, prolog[end + 1] != 0 else { return false }
-        // White space before a root element is legal; before the XML declaration expat rejects it.
-        if prolog[end...].starts(with: Array("<?xml".utf8)) { leadingWhitespaceRepairs = 1 }
-        prolog.removeSubrange(start..<end)
+        if end > start {
+            // One white-space byte, then something: drop it only if a '<' follows that is not UTF-16's.
+            guard end + 1 < prolog.count || isComplete else { return true }
+            guard prolog[end] == 0x3C, end + 1 >= prolog.count || prolog[end + 1] != 0 else { return false }
+            prolog.removeSubrange(start..<end)
+            strippedLeadingWhitespace = true
+        }
+        guard strippedLeadingWhitespace else { return false }
+        // White space before a root element is legal; before the XML declaration expat rejects it: a repair.
+        if prolog.count - start < 5 && !isComplete { return true }
+        if prolog[start...].starts(with: Array("<?xml".utf8)) { leadingWhitespaceRepairs = 1 }
+        strippedLeadingWhitespace = false
         return false
     }
 

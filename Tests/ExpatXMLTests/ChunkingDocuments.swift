@@ -180,7 +180,6 @@ func chunkingBytes(_ string: String, _ encoding: String.Encoding) -> [UInt8] {
 /// within the first `maximumDeclarationBytes` bytes fed so far (`stripLeadingWhitespace`); fed whole, 2,000 bytes of it
 /// are removed and the document parses, fed in small chunks sniffing gives up at 1 KiB and expat then rejects the
 /// declaration (XML_ERROR_MISPLACED_XML_PI).
-let leadingWhiteSpaceRepairBug = "repairs: leading white space longer than maximumDeclarationBytes is removed only when fed in one piece"
 
 enum ChunkingDocuments {
     /// Well-formed documents, each one built so that a careless chunk boundary would change its events.
@@ -391,8 +390,7 @@ enum ChunkingDocuments {
         // More white space before the declaration than the 1 KiB declaration window.
         .init(name: "misplaced-declaration-after-long-white-space",
               bytes: Array(String(repeating: " \n", count: 1000).utf8) + Array("<?xml version=\"1.0\"?><r>x</r>".utf8),
-              expectedError: .misplacedXMLDeclaration, whenRepairing: .wellFormed,
-              knownIssueWhenRepairing: leadingWhiteSpaceRepairBug),
+              expectedError: .misplacedXMLDeclaration, whenRepairing: .wellFormed),
         // Everything the repair filter mends, many times over, so that random splits cut references and characters.
         .init(name: "repairable-damage",
               bytes: Array(#"<rss><channel><title a="x & y &eacute;">T</title>"#.utf8)

@@ -130,3 +130,38 @@ struct RepairTests {
         #expect(result.recorder.texts == ["東京"])
     }
 }
+
+@Suite("Repair edge cases")
+struct RepairEdgeCaseTests {
+    @Test func entitiesDeclaredInTheInternalSubsetKeepTheirMeaningEvenWithHTMLNames() {
+        let result = repairParse(Array("<!DOCTYPE r [<!ENTITY copy \"Me\"><!ENTITY % p \"x\">]><r>&copy; &eacute;</r>".utf8), chunk: 3)
+        #expect(result.error == nil)
+        #expect(result.recorder.texts == ["Me é"])
+    }
+
+    @Test func aCommentInTheDoctypeDoesNotConfuseTheFilter() {
+        let result = repairParse(Array("<!DOCTYPE r [<!-- it's \"odd\" -->]><r>a & b</r>".utf8), chunk: 2)
+        #expect(result.error == nil)
+        #expect(result.recorder.texts == ["a & b"])
+    }
+
+    @Test func aLegacyDeclarationBeyondTheSniffWindowIsNotTreatedAsUTF8() {
+        // expat reads this declaration itself; the filter must not "repair" windows-1252 bytes as invalid UTF-8.
+        let bytes = Array(#"<?xml version="1.0""#.utf8) + Array(repeating: 0x20, count: 1500)
+            + Array(#"encoding="windows-1252"?><r>"#.utf8) + [0x80, 0xE9] + Array("</r>".utf8)
+        let result = repairParse(bytes, chunk: 100)
+        #expect(result.error == nil)
+        #expect(result.recorder.texts == ["€é"])
+        #expect(result.repairs.isEmpty)
+    }
+
+    @Test func longWhiteSpaceBeforeTheDeclarationIsRemovedHoweverItArrives() {
+        let bytes = Array(String(repeating: " \n", count: 1000).utf8) + Array("<?xml version=\"1.0\"?><r>x</r>".utf8)
+        for chunk in [1, 7, 1500, 1 << 20] {
+            let result = repairParse(bytes, chunk: chunk)
+            #expect(result.error == nil, "chunk \(chunk)")
+            #expect(result.recorder.texts == ["x"], "chunk \(chunk)")
+            #expect(result.repairs.leadingWhitespace == 1, "chunk \(chunk)")
+        }
+    }
+}
