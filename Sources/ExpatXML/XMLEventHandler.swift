@@ -47,24 +47,29 @@ public struct XMLName {
     /// The prefix as written in the document; empty for unprefixed names.
     public let prefix: XMLBytes
 
-    /// Splits one of expat's triplet names, `uri SEP local SEP prefix` (expat.h, `XML_SetReturnNSTriplet`).
+    /// The whole name as expat reports it: `uri SEP local SEP prefix` with namespaces, else as written.
+    public let raw: XMLBytes
+
+    /// Splits one of expat's triplet names, `uri SEP local SEP prefix` (expat.h, `XML_SetReturnNSTriplet`),
+    /// with `strchr`: no per-byte Swift loop.
     @inlinable init(expatName: UnsafePointer<CChar>, separator: UInt8) {
-        let length = strlen(expatName)
         let bytes = UnsafeRawPointer(expatName).assumingMemoryBound(to: UInt8.self)
-        let whole = UnsafeBufferPointer(start: bytes, count: length)
-        guard separator != 0, let first = whole.firstIndex(of: separator) else {
+        let length = strlen(expatName)
+        raw = XMLBytes(UnsafeBufferPointer(start: bytes, count: length))
+        guard separator != 0, let first = strchr(expatName, Int32(separator)) else {
             namespaceURI = XMLBytes(UnsafeBufferPointer(start: bytes, count: 0))
-            localName = XMLBytes(whole)
-            prefix = XMLBytes(UnsafeBufferPointer(start: bytes, count: 0))
+            localName = raw
+            prefix = XMLBytes(UnsafeBufferPointer(start: bytes + length, count: 0))
             return
         }
-        namespaceURI = XMLBytes(UnsafeBufferPointer(rebasing: whole[..<first]))
-        let rest = whole[(first + 1)...]
-        if let second = rest.firstIndex(of: separator) {
-            localName = XMLBytes(UnsafeBufferPointer(rebasing: whole[(first + 1)..<second]))
-            prefix = XMLBytes(UnsafeBufferPointer(rebasing: whole[(second + 1)...]))
+        let firstOffset = expatName.distance(to: first)
+        namespaceURI = XMLBytes(UnsafeBufferPointer(start: bytes, count: firstOffset))
+        if let second = strchr(first + 1, Int32(separator)) {
+            let secondOffset = expatName.distance(to: second)
+            localName = XMLBytes(UnsafeBufferPointer(start: bytes + firstOffset + 1, count: secondOffset - firstOffset - 1))
+            prefix = XMLBytes(UnsafeBufferPointer(start: bytes + secondOffset + 1, count: length - secondOffset - 1))
         } else {
-            localName = XMLBytes(UnsafeBufferPointer(rebasing: rest))
+            localName = XMLBytes(UnsafeBufferPointer(start: bytes + firstOffset + 1, count: length - firstOffset - 1))
             prefix = XMLBytes(UnsafeBufferPointer(start: bytes + length, count: 0))
         }
     }

@@ -134,7 +134,19 @@ public final class XMLPushParser {
     /// data is skipped without a copy, and no ``XMLEventHandler/text(_:)`` event is made for it.
     public var isCollectingText: Bool {
         get { state.pointee.collectingText }
-        set { state.pointee.collectingText = newValue }
+        set {
+            guard newValue != state.pointee.collectingText else { return }
+            state.pointee.collectingText = newValue
+            // Without a handler expat drops character data itself: no callback per fragment at all.
+            // Separate CDATA sections still need it, so it stays installed in that mode.
+            if !state.pointee.separateCDATA {
+                XML_SetCharacterDataHandler(expat, newValue ? Self.characterDataHandler : nil)
+            }
+        }
+    }
+
+    private static let characterDataHandler: XML_CharacterDataHandler = { userData, bytes, length in
+        ParserState.characters(userData!.assumingMemoryBound(to: ParserState.self), bytes!, Int(length))
     }
 
     /// How many invalid or truncated byte sequences of a transcoded charset became U+FFFD.
@@ -311,9 +323,7 @@ public final class XMLPushParser {
         }, { userData, name in
             ParserState.endElement(userData!.assumingMemoryBound(to: ParserState.self), name!)
         })
-        XML_SetCharacterDataHandler(expat, { userData, bytes, length in
-            ParserState.characters(userData!.assumingMemoryBound(to: ParserState.self), bytes!, Int(length))
-        })
+        XML_SetCharacterDataHandler(expat, Self.characterDataHandler)
         XML_SetCommentHandler(expat, { userData, text in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
