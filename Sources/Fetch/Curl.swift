@@ -1,0 +1,360 @@
+// The one file in Fetch that calls libcurl (curl/curl.h, curl/multi.h). Everything else in the module talks to
+// these small wrappers. References are to libcurl's documentation at https://curl.se/libcurl/c/.
+//
+// Threading (https://curl.se/libcurl/c/threadsafe.html): an easy or multi handle must not be used from two threads
+// at once. `CurlEasy` and `CurlMulti` are therefore not `Sendable` and are confined to the transfer thread; the one
+// exception is `curl_multi_wakeup`, which libcurl documents as callable from any thread (`CurlWakeup`).
+import CCurl
+import Synchronization
+
+/// A libcurl result code, `CURLcode` (https://curl.se/libcurl/c/libcurl-errors.html).
+///
+/// The common codes have names; any other value keeps its number, and ``description`` gives libcurl's text for it.
+public struct CurlCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The `CURLcode` number.
+    public let rawValue: Int32
+
+    /// Creates a code from its `CURLcode` number.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    init(_ code: CURLcode) { rawValue = Int32(bitPattern: code.rawValue) }
+
+    /// `CURLE_OK`: no error.
+    public static let ok = CurlCode(rawValue: 0)
+    /// `CURLE_UNSUPPORTED_PROTOCOL`: a scheme that is not allowed (for example a redirect to `file:`).
+    public static let unsupportedProtocol = CurlCode(rawValue: 1)
+    /// `CURLE_URL_MALFORMAT`: the URL is not well-formed.
+    public static let urlMalformat = CurlCode(rawValue: 3)
+    /// `CURLE_COULDNT_RESOLVE_PROXY`: the proxy's name did not resolve.
+    public static let couldntResolveProxy = CurlCode(rawValue: 5)
+    /// `CURLE_COULDNT_RESOLVE_HOST`: the host name did not resolve.
+    public static let couldntResolveHost = CurlCode(rawValue: 6)
+    /// `CURLE_COULDNT_CONNECT`: the connection was refused or could not be made.
+    public static let couldntConnect = CurlCode(rawValue: 7)
+    /// `CURLE_WEIRD_SERVER_REPLY`: the server's reply was not HTTP.
+    public static let weirdServerReply = CurlCode(rawValue: 8)
+    /// `CURLE_HTTP2`: an error in the HTTP/2 framing layer.
+    public static let http2 = CurlCode(rawValue: 16)
+    /// `CURLE_PARTIAL_FILE`: the body ended before the announced length.
+    public static let partialFile = CurlCode(rawValue: 18)
+    /// `CURLE_WRITE_ERROR`: the write callback stopped the transfer (Fetch does this to enforce its limits).
+    public static let writeError = CurlCode(rawValue: 23)
+    /// `CURLE_OUT_OF_MEMORY`.
+    public static let outOfMemory = CurlCode(rawValue: 27)
+    /// `CURLE_OPERATION_TIMEDOUT`: a connect, total or low-speed timeout.
+    public static let operationTimedOut = CurlCode(rawValue: 28)
+    /// `CURLE_SSL_CONNECT_ERROR`: the TLS handshake failed.
+    public static let sslConnectError = CurlCode(rawValue: 35)
+    /// `CURLE_ABORTED_BY_CALLBACK`.
+    public static let abortedByCallback = CurlCode(rawValue: 42)
+    /// `CURLE_TOO_MANY_REDIRECTS`: more redirects than `CURLOPT_MAXREDIRS` allows.
+    public static let tooManyRedirects = CurlCode(rawValue: 47)
+    /// `CURLE_GOT_NOTHING`: the server closed the connection without replying.
+    public static let gotNothing = CurlCode(rawValue: 52)
+    /// `CURLE_SSL_ENGINE_NOTFOUND`.
+    public static let sslEngineNotFound = CurlCode(rawValue: 53)
+    /// `CURLE_SSL_ENGINE_SETFAILED`.
+    public static let sslEngineSetFailed = CurlCode(rawValue: 54)
+    /// `CURLE_SEND_ERROR`: sending on the connection failed.
+    public static let sendError = CurlCode(rawValue: 55)
+    /// `CURLE_RECV_ERROR`: receiving failed, for example a connection reset.
+    public static let recvError = CurlCode(rawValue: 56)
+    /// `CURLE_SSL_CERTPROBLEM`: a problem with the local client certificate.
+    public static let sslCertProblem = CurlCode(rawValue: 58)
+    /// `CURLE_SSL_CIPHER`: no usable cipher.
+    public static let sslCipher = CurlCode(rawValue: 59)
+    /// `CURLE_PEER_FAILED_VERIFICATION`: the server's certificate or fingerprint was not accepted.
+    public static let peerFailedVerification = CurlCode(rawValue: 60)
+    /// `CURLE_BAD_CONTENT_ENCODING`: libcurl could not decode the body.
+    public static let badContentEncoding = CurlCode(rawValue: 61)
+    /// `CURLE_FILESIZE_EXCEEDED`: the announced size is above `CURLOPT_MAXFILESIZE_LARGE`.
+    public static let filesizeExceeded = CurlCode(rawValue: 63)
+    /// `CURLE_SSL_ENGINE_INITFAILED`.
+    public static let sslEngineInitFailed = CurlCode(rawValue: 66)
+    /// `CURLE_SSL_CACERT_BADFILE`: the CA bundle could not be read.
+    public static let sslCACertBadFile = CurlCode(rawValue: 77)
+    /// `CURLE_SSL_SHUTDOWN_FAILED`.
+    public static let sslShutdownFailed = CurlCode(rawValue: 80)
+    /// `CURLE_SSL_CRL_BADFILE`.
+    public static let sslCRLBadFile = CurlCode(rawValue: 82)
+    /// `CURLE_SSL_ISSUER_ERROR`.
+    public static let sslIssuerError = CurlCode(rawValue: 83)
+    /// `CURLE_SSL_PINNEDPUBKEYNOTMATCH`.
+    public static let sslPinnedPublicKeyNotMatch = CurlCode(rawValue: 90)
+    /// `CURLE_SSL_INVALIDCERTSTATUS`.
+    public static let sslInvalidCertStatus = CurlCode(rawValue: 91)
+    /// `CURLE_HTTP2_STREAM`: an HTTP/2 stream was reset.
+    public static let http2Stream = CurlCode(rawValue: 92)
+    /// `CURLE_SSL_CLIENTCERT`: the server wanted a client certificate.
+    public static let sslClientCertificate = CurlCode(rawValue: 98)
+
+    /// Whether the code is one of libcurl's TLS errors.
+    public var isTLSError: Bool {
+        [Self.sslConnectError, .sslEngineNotFound, .sslEngineSetFailed, .sslCertProblem, .sslCipher, .peerFailedVerification,
+         .sslEngineInitFailed, .sslCACertBadFile, .sslShutdownFailed, .sslCRLBadFile, .sslIssuerError,
+         .sslPinnedPublicKeyNotMatch, .sslInvalidCertStatus, .sslClientCertificate].contains(self)
+    }
+
+    /// libcurl's text for the code (`curl_easy_strerror`) and its number.
+    public var description: String {
+        let text = curl_easy_strerror(CURLcode(rawValue: UInt32(bitPattern: rawValue))).map { String(cString: $0) } ?? "unknown"
+        return "\(text) (CURLcode \(rawValue))"
+    }
+}
+
+/// A failure to set a transfer up: an option libcurl refused, or a handle it could not create.
+struct CurlSetupError: Error {
+    let code: CurlCode
+    let what: String
+}
+
+/// libcurl's process-wide state.
+enum CurlGlobal {
+    /// `curl_global_init`, called exactly once, the first time a fetcher needs libcurl: a `static let` is initialised
+    /// once, atomically (https://curl.se/libcurl/c/curl_global_init.html). Never cleaned up: the process may use
+    /// libcurl until it exits.
+    static let initialization: CurlCode = CurlCode(curl_global_init(Int(CURL_GLOBAL_ALL)))
+
+    /// libcurl's version string (`curl_version`), for messages.
+    static let version: String = String(cString: curl_version())
+}
+
+/// What the write callback tells libcurl to do with the bytes it offered.
+enum CurlWriteDecision {
+    /// The bytes were taken.
+    case accept
+    /// Not now: libcurl keeps the bytes and offers them again after `curl_easy_pause(CURLPAUSE_CONT)`.
+    case pause
+    /// Stop the transfer; it ends with `CURLE_WRITE_ERROR`.
+    case abort
+}
+
+/// Receives one easy handle's header lines and body bytes, on the transfer thread.
+protocol CurlEasyDelegate: AnyObject {
+    /// One header line, with its CRLF, of any response (redirects included), valid only during the call.
+    func curlHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool
+    /// Body bytes of the final response, exactly as they came off the wire (no content decoding).
+    func curlBody(_ bytes: UnsafeRawBufferPointer) -> CurlWriteDecision
+}
+
+/// One libcurl easy handle (`CURL *`): one transfer's options, callbacks and results.
+///
+/// Confined to the transfer thread, so deliberately not `Sendable`.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    /// Receives the callbacks; the transfer thread keeps the delegate alive while the handle is in the multi handle.
+    unowned(unsafe) var delegate: (any CurlEasyDelegate)?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `CURLOPT_ERRORBUFFER`: libcurl writes a specific message here; it must live as long as the handle.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init() throws(CurlSetupError) {
+        guard CurlGlobal.initialization == .ok else {
+            throw CurlSetupError(code: CurlGlobal.initialization, what: "curl_global_init")
+        }
+        guard let handle = curl_easy_init() else { throw CurlSetupError(code: .outOfMemory, what: "curl_easy_init") }
+        self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        // The callbacks find this object through their user data; it is not retained (the owner keeps it alive).
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        try check(CCurl_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteCallback), "CURLOPT_WRITEFUNCTION")
+        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+        try check(CCurl_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION, curlHeaderCallback), "CURLOPT_HEADERFUNCTION")
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    private func check(_ code: CURLcode, _ option: String) throws(CurlSetupError) {
+        guard code == CURLE_OK else { throw CurlSetupError(code: CurlCode(code), what: option) }
+    }
+
+    /// Sets an option that takes a `long` (https://curl.se/libcurl/c/curl_easy_setopt.html).
+    func set(_ option: CURLoption, _ value: Int, _ name: String) throws(CurlSetupError) {
+        try check(CCurl_easy_setopt_long(handle, option, value), name)
+    }
+
+    /// Sets an option that takes a `curl_off_t`.
+    func set(_ option: CURLoption, offset value: Int64, _ name: String) throws(CurlSetupError) {
+        try check(CCurl_easy_setopt_off_t(handle, option, curl_off_t(value)), name)
+    }
+
+    /// Sets an option that takes a string; libcurl copies it.
+    func set(_ option: CURLoption, _ value: String, _ name: String) throws(CurlSetupError) {
+        try check(CCurl_easy_setopt_string(handle, option, value), name)
+    }
+
+    /// Sets `CURLOPT_HTTPHEADER`; the list lives as long as the handle.
+    func setHeaders(_ lines: [String]) throws(CurlSetupError) {
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for line in lines {
+            guard let longer = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                throw CurlSetupError(code: .outOfMemory, what: "curl_slist_append")
+            }
+            list = longer
+        }
+        try check(CCurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+    }
+
+    /// Resumes a transfer that the write callback paused (`curl_easy_pause(CURLPAUSE_CONT)`). libcurl may call the
+    /// write callback again from inside this call with the bytes it held back.
+    @discardableResult
+    func resume() -> CurlCode {
+        CurlCode(curl_easy_pause(handle, CURLPAUSE_CONT))
+    }
+
+    /// The specific message libcurl left in the error buffer, or its generic text for `code`.
+    func message(for code: CurlCode) -> String {
+        let specific = String(cString: errorBuffer)
+        return specific.isEmpty ? code.description : specific
+    }
+
+    // MARK: curl_easy_getinfo (https://curl.se/libcurl/c/curl_easy_getinfo.html)
+
+    private func long(_ info: CURLINFO) -> Int {
+        var value = 0
+        return CCurl_easy_getinfo_long(handle, info, &value) == CURLE_OK ? value : 0
+    }
+
+    private func offset(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        return CCurl_easy_getinfo_off_t(handle, info, &value) == CURLE_OK ? Int64(value) : 0
+    }
+
+    /// `CURLINFO_RESPONSE_CODE`: the last response's status, 0 before one arrived.
+    var responseCode: Int { long(CURLINFO_RESPONSE_CODE) }
+    /// `CURLINFO_NUM_CONNECTS`: how many new connections the transfer opened (0 when it reused one).
+    var newConnections: Int { long(CURLINFO_NUM_CONNECTS) }
+    /// `CURLINFO_REDIRECT_COUNT`: redirects followed.
+    var redirectCount: Int { long(CURLINFO_REDIRECT_COUNT) }
+    /// `CURLINFO_HTTP_VERSION`: `CURL_HTTP_VERSION_1_0`, `_1_1`, `_2_0` or `_3`, 0 when unknown.
+    var httpVersion: Int { long(CURLINFO_HTTP_VERSION) }
+    /// `CURLINFO_TOTAL_TIME_T`, in microseconds.
+    var totalTimeMicroseconds: Int64 { offset(CURLINFO_TOTAL_TIME_T) }
+    /// `CURLINFO_EFFECTIVE_URL`: the last URL used.
+    var effectiveURL: String? {
+        var value: UnsafeMutablePointer<CChar>? = nil
+        guard CCurl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}
+
+// The C callbacks. The user data is the `CurlEasy`, never retained; nothing throws across C.
+// https://curl.se/libcurl/c/CURLOPT_WRITEFUNCTION.html and https://curl.se/libcurl/c/CURLOPT_HEADERFUNCTION.html
+private func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    let length = size * count
+    guard let user else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+    guard let delegate = easy.delegate else { return 0 }
+    switch delegate.curlBody(UnsafeRawBufferPointer(start: data, count: length)) {
+    case .accept: return length
+    case .pause: return CCurl_writefunc_pause()
+    case .abort: return 0
+    }
+}
+
+private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    let length = size * count
+    guard let user else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(user).takeUnretainedValue()
+    guard let delegate = easy.delegate else { return 0 }
+    return delegate.curlHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+/// The libcurl multi handle (`CURLM *`) that drives every transfer of a ``Fetcher``.
+///
+/// Confined to the transfer thread, except for ``wakeup()`` (see ``CurlWakeup``).
+final class CurlMulti {
+    let handle: UnsafeMutableRawPointer
+
+    init() throws(CurlSetupError) {
+        guard CurlGlobal.initialization == .ok else {
+            throw CurlSetupError(code: CurlGlobal.initialization, what: "curl_global_init")
+        }
+        guard let handle = curl_multi_init() else { throw CurlSetupError(code: .outOfMemory, what: "curl_multi_init") }
+        self.handle = handle
+    }
+
+    deinit {
+        curl_multi_cleanup(handle)
+    }
+
+    /// Sets a multi option that takes a `long` (https://curl.se/libcurl/c/curl_multi_setopt.html).
+    func set(_ option: CURLMoption, _ value: Int, _ name: String) throws(CurlSetupError) {
+        let code = CCurl_multi_setopt_long(handle, option, value)
+        guard code == CURLM_OK else { throw CurlSetupError(code: CurlCode(rawValue: -Int32(code.rawValue)), what: name) }
+    }
+
+    /// `curl_multi_add_handle`: the transfer starts on the next ``perform()``.
+    func add(_ easy: CurlEasy) -> Bool {
+        curl_multi_add_handle(handle, easy.handle) == CURLM_OK
+    }
+
+    /// `curl_multi_remove_handle`: stops the transfer wherever it is; its connection may be closed.
+    func remove(_ easy: CurlEasy) {
+        curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    /// `curl_multi_perform`: moves every transfer forward as far as it can without blocking; returns how many run.
+    @discardableResult
+    func perform() -> Int {
+        var running: Int32 = 0
+        curl_multi_perform(handle, &running)
+        return Int(running)
+    }
+
+    /// `curl_multi_poll`: waits for activity on any transfer's socket, a libcurl timeout, ``wakeup()`` or `timeout`.
+    func poll(timeoutMilliseconds: Int32) {
+        curl_multi_poll(handle, nil, 0, timeoutMilliseconds, nil)
+    }
+
+    /// `curl_multi_info_read`: the next finished transfer, as its easy handle and result, or `nil`.
+    func nextFinished() -> (handle: UnsafeMutableRawPointer, result: CurlCode)? {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            if message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle {
+                return (easy, CurlCode(message.pointee.data.result))
+            }
+        }
+        return nil
+    }
+}
+
+/// The thread-safe door into a ``CurlMulti``: `curl_multi_wakeup` only.
+///
+/// `@unchecked Sendable` because libcurl documents `curl_multi_wakeup` as safe to call from any thread
+/// (https://curl.se/libcurl/c/curl_multi_wakeup.html), and the handle's lifetime is guarded: ``close()`` runs under
+/// the same lock before the multi handle is cleaned up, so no wakeup can reach a freed handle.
+final class CurlWakeup: @unchecked Sendable {
+    /// The multi handle's address as an integer (a raw pointer is not `Sendable`), 0 when closed.
+    private let handle = Mutex<UInt>(0)
+
+    init() {}
+
+    /// Lets wakeups reach `multi`; called by the transfer thread once it has created the multi handle.
+    func open(_ multi: CurlMulti) {
+        let address = UInt(bitPattern: multi.handle)
+        handle.withLock { $0 = address }
+    }
+
+    /// Interrupts the transfer thread's ``CurlMulti/poll(timeoutMilliseconds:)``, from any thread.
+    func wakeup() {
+        handle.withLock { address in
+            if let multi = UnsafeMutableRawPointer(bitPattern: address) { curl_multi_wakeup(multi) }
+        }
+    }
+
+    /// Makes every later ``wakeup()`` a no-op; called by the transfer thread before it frees the multi handle.
+    func close() {
+        handle.withLock { $0 = 0 }
+    }
+}

@@ -1,0 +1,289 @@
+import Foundation
+
+/// The consumer side of one transfer: decompresses, hashes, enforces the decoded limits, feeds the consumer, and
+/// turns the transfer thread's completion into a ``FetchResult``.
+///
+/// Used by one thread at a time (see ``FetchTransfer/deliver(to:)``), so deliberately not `Sendable`.
+final class Delivery {
+    let transfer: FetchTransfer
+    let consumer: any FetchConsumer
+    private let configuration: FetchConfiguration
+    private var response: FetchResponse?
+    private var inflater: Inflater?
+    private var contentEncoding: String?
+    private var sniffsGzip = false
+    private var hasher: SHA256?
+    private var bodyBytes: Int64 = 0
+    private var decodedBytes: Int64 = 0
+    private var failure: FetchError?
+
+    init(transfer: FetchTransfer, consumer: any FetchConsumer) {
+        self.transfer = transfer
+        self.consumer = consumer
+        configuration = transfer.configuration
+        hasher = configuration.computesBodyHash ? SHA256() : nil
+    }
+
+    private var url: String { transfer.request.urlString }
+
+    /// Handles everything that waits; returns the result once the transfer has ended, or `nil` when it parked.
+    func drain() -> FetchResult? {
+        while let batch = transfer.channel.take() {
+            if batch.resume { transfer.loop?.resume(transfer.id) }
+            if let response = batch.response { begin(response) }
+            for chunk in batch.chunks {
+                chunk.withUnsafeBytes { process($0) }
+            }
+            if let completion = batch.completion { return finish(completion) }
+        }
+        return nil
+    }
+
+    // MARK: The body
+
+    private func begin(_ response: FetchResponse) {
+        guard self.response == nil else { return }
+        self.response = response
+        guard failure == nil else { return }
+        let encodings = response.contentEncodings
+        switch encodings {
+        case []:
+            break
+        case ["gzip"], ["x-gzip"]:
+            inflater = makeInflater(.gzip)
+            contentEncoding = "gzip"
+        case ["deflate"]:
+            inflater = makeInflater(.httpDeflate)
+            contentEncoding = "deflate"
+        default:
+            fail(FetchError(kind: .badContentEncoding,
+                            message: "unsupported Content-Encoding '\(encodings.joined(separator: ", "))' (only gzip and deflate were asked for)",
+                            url: url, status: response.status))
+            return
+        }
+        do {
+            try consumer.fetchDidReceiveResponse(response)
+        } catch {
+            fail(consumerError(error))
+        }
+    }
+
+    private func makeInflater(_ format: Inflater.Format) -> Inflater {
+        Inflater(format: format, limits: Inflater.Limits(
+            maximumOutputBytes: configuration.maximumDecodedBytes, maximumRatio: configuration.maximumInflationRatio,
+            ratioActivationBytes: configuration.inflationRatioActivationBytes))
+    }
+
+    private func process(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil, !bytes.isEmpty else { return }
+        bodyBytes += Int64(bytes.count)
+        if sniffsGzip {
+            sniffsGzip = false
+            if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
+                inflater = makeInflater(.gzip)
+                contentEncoding = "gzip"
+            }
+        }
+        guard let inflater else {
+            _ = deliver(bytes)
+            return
+        }
+        do {
+            try inflater.inflate(bytes) { self.deliver($0) }
+        } catch {
+            fail(inflateError(error))
+        }
+    }
+
+    /// Hands decoded bytes to the consumer; `false` stops the inflater.
+    private func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        decodedBytes += Int64(bytes.count)
+        if decodedBytes > configuration.maximumDecodedBytes {
+            fail(FetchError(kind: .tooLarge(.decodedBytes),
+                            message: "the decoded body exceeds the limit of \(configuration.maximumDecodedBytes) bytes",
+                            url: url, status: response?.status))
+            return false
+        }
+        hasher?.update(bytes)
+        do {
+            try consumer.fetchDidReceive(bytes)
+        } catch {
+            fail(consumerError(error))
+            return false
+        }
+        return true
+    }
+
+    private func fail(_ error: FetchError) {
+        guard failure == nil else { return }
+        failure = error
+        transfer.channel.stop()
+        transfer.loop?.cancel(transfer.id)
+    }
+
+    private func consumerError(_ error: any Error) -> FetchError {
+        FetchError(kind: .consumerFailed, message: "the consumer stopped: \(error)", url: url, status: response?.status, underlying: error)
+    }
+
+    private func inflateError(_ error: InflateError) -> FetchError {
+        let kind: FetchError.Kind
+        switch error.kind {
+        case .outputLimitExceeded: kind = .tooLarge(.decodedBytes)
+        case .ratioLimitExceeded: kind = .tooLarge(.inflationRatio)
+        case .truncated: kind = .truncated
+        case .corrupt, .trailingData, .noMemory: kind = .badContentEncoding
+        }
+        let encoding = contentEncoding ?? "compressed"
+        return FetchError(kind: kind, message: "\(encoding) body: \(error)", url: url, status: response?.status, underlying: error)
+    }
+
+    // MARK: The end
+
+    private func finish(_ completion: TransferCompletion) -> FetchResult {
+        var result = FetchResult(request: transfer.request, outcome: .ok)
+        result.response = completion.response ?? response
+        result.redirects = completion.redirects
+        result.finalURL = result.response?.url
+        result.newConnections = completion.newConnections
+        transfer.channel.state.withLock {
+            result.pauses = $0.pauses
+            result.peakBufferedBytes = $0.peakBuffered
+        }
+        let status = result.response?.status
+        if let error = outcome(completion, status: status) {
+            result.outcome = .failed(error)
+        } else if status == 304 {
+            result.outcome = .notModified
+        } else if let status, (200..<300).contains(status) {
+            if response == nil, let final = completion.response { begin(final) }
+            finishBody()
+            if let failure {
+                result.outcome = .failed(failure)
+            } else {
+                result.outcome = .ok
+                result.bodySHA256 = hasher?.finalize()
+            }
+        } else if let status {
+            result.outcome = .failed(httpError(status, result.response))
+        } else {
+            result.outcome = .failed(FetchError(kind: .network, message: "no response", url: url, curlCode: completion.curlCode))
+        }
+        result.bodyBytes = max(bodyBytes, completion.bodyBytes)
+        result.decodedBytes = decodedBytes
+        result.contentEncoding = contentEncoding
+        result.duration = Self.seconds(ContinuousClock.now - transfer.started)
+        return result
+    }
+
+    /// The failure that decides the outcome, if any: the consumer side's own first, then the transfer thread's.
+    private func outcome(_ completion: TransferCompletion, status: Int?) -> FetchError? {
+        if var failure {
+            failure.status = failure.status ?? status
+            return failure
+        }
+        if transfer.channel.isCancelled {
+            return FetchError(kind: .cancelled, message: "cancelled", url: url, status: status)
+        }
+        if var abort = completion.abort {
+            abort.status = abort.status ?? status
+            if abort.url.isEmpty { abort.url = url }
+            return abort
+        }
+        let code = completion.curlCode
+        guard code != .ok else { return nil }
+        let kind: FetchError.Kind
+        switch code {
+        case .couldntResolveHost, .couldntResolveProxy: kind = .dnsFailure
+        case .couldntConnect: kind = .connectionRefused
+        case .operationTimedOut: kind = .timeout
+        case .tooManyRedirects: kind = .tooManyRedirects
+        case .unsupportedProtocol: kind = .unsupportedScheme
+        case .urlMalformat: kind = .invalidURL
+        case .filesizeExceeded: kind = .tooLarge(.bodyBytes)
+        case .badContentEncoding: kind = .badContentEncoding
+        case .abortedByCallback: kind = .cancelled
+        case .partialFile, .recvError, .http2, .http2Stream, .sendError:
+            // Mid-body when a successful response had begun; otherwise the exchange itself failed.
+            kind = status.map { (200..<300).contains($0) } == true ? .truncated : .network
+        default: kind = code.isTLSError ? .tlsFailure : .network
+        }
+        return FetchError(kind: kind, message: completion.curlMessage, url: url, curlCode: code, status: status)
+    }
+
+    private func finishBody() {
+        guard failure == nil else { return }
+        if let inflater {
+            do { try inflater.finish() } catch {
+                fail(inflateError(error))
+                return
+            }
+        }
+        do {
+            try consumer.fetchDidFinish()
+        } catch {
+            fail(consumerError(error))
+        }
+    }
+
+    private func httpError(_ status: Int, _ response: FetchResponse?) -> FetchError {
+        let kind: FetchError.Kind
+        switch status {
+        case 410: kind = .gone
+        case 429: kind = .rateLimited(retryAfter: response?.retryAfter)
+        case 503: kind = .serviceUnavailable(retryAfter: response?.retryAfter)
+        default: kind = .httpStatus(status)
+        }
+        var message = "HTTP status \(status)"
+        if let retry = response?.headers["Retry-After"] { message += ", Retry-After: \(retry)" }
+        return FetchError(kind: kind, message: message, url: url, status: status)
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    // MARK: Without the network
+
+    /// Completes a transfer that needs no transfer thread: a local file, or a request refused before it started.
+    func runWithoutNetwork() -> FetchResult {
+        let request = transfer.request
+        guard request.allowsLocalFile, request.url.isFileURL else {
+            let error: FetchError
+            if request.url.isFileURL || !["http", "https"].contains(request.scheme) {
+                error = FetchError(kind: .unsupportedScheme,
+                                   message: request.url.isFileURL
+                                       ? "file URLs are read only when asked for explicitly (FetchRequest.localFile)"
+                                       : "unsupported scheme '\(request.scheme)': only http and https are fetched",
+                                   url: url)
+            } else {
+                error = FetchError(kind: .invalidURL, message: "not a URL that can be fetched", url: url)
+            }
+            return finish(TransferCompletion(abort: error))
+        }
+        let path = request.url.path
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+            return finish(TransferCompletion(abort: FetchError(kind: .fileUnreadable, message: "\(path) \(reason)", url: url)))
+        }
+        defer { try? handle.close() }
+        begin(FetchResponse(status: 200, headers: HTTPHeaders(), url: request.url))
+        sniffsGzip = true
+        var completion = TransferCompletion(response: response)
+        while failure == nil {
+            if transfer.channel.isCancelled { break }
+            let chunk: Data?
+            do { chunk = try handle.read(upToCount: 64 << 10) } catch {
+                completion.abort = FetchError(kind: .fileUnreadable, message: "reading \(path) failed: \(error.localizedDescription)", url: url)
+                break
+            }
+            guard let chunk, !chunk.isEmpty else { break }
+            if bodyBytes + Int64(chunk.count) > configuration.maximumBodyBytes {
+                fail(FetchError(kind: .tooLarge(.bodyBytes), message: "the file exceeds the limit of \(configuration.maximumBodyBytes) bytes", url: url))
+                break
+            }
+            chunk.withUnsafeBytes { process($0) }
+        }
+        return finish(completion)
+    }
+}

@@ -1,0 +1,378 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// Counters a ``Fetcher`` keeps about its transfers.
+public struct FetcherStatistics: Sendable, Hashable {
+    /// Transfers running in the multi handle now.
+    public var activeTransfers = 0
+    /// Transfers waiting for a free slot (``FetchConfiguration/maximumConcurrentTransfers``).
+    public var waitingTransfers = 0
+    /// The most transfers that ran at once.
+    public var peakActiveTransfers = 0
+    /// Transfers started in the multi handle.
+    public var startedTransfers = 0
+    /// Transfers that ended, however they ended.
+    public var finishedTransfers = 0
+    /// New connections opened (the sum of `CURLINFO_NUM_CONNECTS`); fewer than finished transfers means reuse.
+    public var connectionsOpened = 0
+}
+
+/// The transfer thread of a ``Fetcher``: one libcurl multi handle driving every transfer.
+///
+/// Other threads talk to it only through the inbox (under a lock) and `curl_multi_wakeup`; the multi handle, the easy
+/// handles and everything about them live in a ``LoopRunner`` that only the transfer thread touches.
+final class TransferLoop: Sendable {
+    struct Inbox {
+        var submitted: [FetchTransfer] = []
+        var cancelled: [UInt64] = []
+        var resumed: [UInt64] = []
+        var shuttingDown = false
+    }
+
+    let configuration: FetchConfiguration
+    let inbox = Mutex(Inbox())
+    let wake = CurlWakeup()
+    let statistics = Mutex(FetcherStatistics())
+
+    init(configuration: FetchConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Starts the transfer thread.
+    func start() {
+        let thread = Thread { [self] in
+            LoopRunner(loop: self).run()
+        }
+        thread.name = "feedingest.fetch"
+        thread.start()
+    }
+
+    func submit(_ transfer: FetchTransfer) {
+        inbox.withLock { $0.submitted.append(transfer) }
+        wake.wakeup()
+    }
+
+    func cancel(_ id: UInt64) {
+        inbox.withLock { $0.cancelled.append(id) }
+        wake.wakeup()
+    }
+
+    /// Asks the transfer thread to unpause a transfer whose consumer caught up.
+    func resume(_ id: UInt64) {
+        inbox.withLock { $0.resumed.append(id) }
+        wake.wakeup()
+    }
+
+    /// Ends the thread: transfers still running fail with ``FetchError/Kind/cancelled``.
+    func shutdown() {
+        inbox.withLock { $0.shuttingDown = true }
+        wake.wakeup()
+    }
+}
+
+/// The state of the transfer thread; created, used and freed on that thread only.
+private final class LoopRunner {
+    let loop: TransferLoop
+    let configuration: FetchConfiguration
+    var multi: CurlMulti?
+    var active: [UInt64: EasyTransfer] = [:]
+    var byHandle: [UnsafeMutableRawPointer: EasyTransfer] = [:]
+    var waiting: [FetchTransfer] = []
+    var waitingStart = 0
+
+    init(loop: TransferLoop) {
+        self.loop = loop
+        configuration = loop.configuration
+    }
+
+    func run() {
+        let setupFailure: FetchError?
+        do {
+            let multi = try CurlMulti()
+            try multi.set(CURLMOPT_PIPELINING, configuration.usesHTTP2Multiplexing ? Int(CURLPIPE_MULTIPLEX) : 0, "CURLMOPT_PIPELINING")
+            try multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maximumConnectionsPerHost), "CURLMOPT_MAX_HOST_CONNECTIONS")
+            try multi.set(CURLMOPT_MAXCONNECTS, max(1, configuration.maximumCachedConnections), "CURLMOPT_MAXCONNECTS")
+            self.multi = multi
+            loop.wake.open(multi)
+            setupFailure = nil
+        } catch {
+            setupFailure = FetchError(kind: .network, message: "libcurl could not be set up: \(error.what) failed", url: "",
+                                      curlCode: error.code)
+        }
+        while true {
+            let work = loop.inbox.withLock { inbox -> TransferLoop.Inbox in
+                defer {
+                    inbox.submitted = []
+                    inbox.cancelled = []
+                    inbox.resumed = []
+                }
+                return inbox
+            }
+            waiting.append(contentsOf: work.submitted)
+            if let setupFailure {
+                for transfer in waiting[waitingStart...] { fail(transfer, setupFailure) }
+                waiting = []
+                waitingStart = 0
+            }
+            for id in work.cancelled { cancel(id) }
+            for id in work.resumed { active[id]?.easy.resume() }
+            if work.shuttingDown { break }
+            let added = startWaiting()
+            guard let multi else {
+                // Nothing can run; sleep until the next submission or shutdown.
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            multi.perform()
+            var finishedAny = false
+            while let (handle, code) = multi.nextFinished() {
+                finish(handle, code)
+                finishedAny = true
+            }
+            updateStatistics()
+            if added || (finishedAny && waitingStart < waiting.count) { continue }
+            multi.poll(timeoutMilliseconds: 1000)
+        }
+        // Shutting down: every transfer still here is cancelled.
+        let shutdown = FetchError(kind: .cancelled, message: "the fetcher was shut down", url: "")
+        for transfer in waiting[waitingStart...] { fail(transfer, shutdown) }
+        for easy in Array(active.values) { stop(easy, shutdown) }
+        loop.wake.close()
+        updateStatistics()
+        multi = nil
+    }
+
+    /// Moves waiting transfers into the multi handle while there is room. Returns whether it added any.
+    private func startWaiting() -> Bool {
+        guard let multi else { return false }
+        var added = false
+        while active.count < max(1, configuration.maximumConcurrentTransfers) && waitingStart < waiting.count {
+            let transfer = waiting[waitingStart]
+            waitingStart += 1
+            if transfer.channel.isCancelled {
+                fail(transfer, FetchError(kind: .cancelled, message: "cancelled", url: transfer.request.urlString))
+                continue
+            }
+            do {
+                let easy = try EasyTransfer(transfer: transfer, configuration: configuration)
+                guard multi.add(easy.easy) else {
+                    fail(transfer, FetchError(kind: .network, message: "curl_multi_add_handle failed", url: transfer.request.urlString))
+                    continue
+                }
+                active[transfer.id] = easy
+                byHandle[easy.easy.handle] = easy
+                loop.statistics.withLock {
+                    $0.startedTransfers += 1
+                    $0.peakActiveTransfers = max($0.peakActiveTransfers, active.count)
+                }
+                added = true
+            } catch {
+                fail(transfer, FetchError(kind: .invalidURL, message: "libcurl refused \(error.what): \(error.code)",
+                                          url: transfer.request.urlString, curlCode: error.code))
+            }
+        }
+        if waitingStart > 64 && waitingStart * 2 > waiting.count {
+            waiting.removeFirst(waitingStart)
+            waitingStart = 0
+        }
+        return added
+    }
+
+    private func cancel(_ id: UInt64) {
+        if let easy = active[id] {
+            stop(easy, FetchError(kind: .cancelled, message: "cancelled", url: easy.transfer.request.urlString))
+        } else if let index = waiting[waitingStart...].firstIndex(where: { $0.id == id }) {
+            let transfer = waiting.remove(at: index)
+            fail(transfer, FetchError(kind: .cancelled, message: "cancelled", url: transfer.request.urlString))
+        }
+    }
+
+    /// Removes a running transfer from the multi handle and reports it stopped for `reason`.
+    private func stop(_ easy: EasyTransfer, _ reason: FetchError) {
+        multi?.remove(easy.easy)
+        var completion = easy.completion(code: .abortedByCallback)
+        completion.abort = completion.abort ?? reason
+        forget(easy)
+        easy.transfer.channel.complete(completion)
+    }
+
+    private func finish(_ handle: UnsafeMutableRawPointer, _ code: CurlCode) {
+        guard let easy = byHandle[handle] else { return }
+        multi?.remove(easy.easy)
+        let completion = easy.completion(code: code)
+        forget(easy)
+        loop.statistics.withLock { $0.connectionsOpened += completion.newConnections }
+        easy.transfer.channel.complete(completion)
+    }
+
+    private func forget(_ easy: EasyTransfer) {
+        active[easy.transfer.id] = nil
+        byHandle[easy.easy.handle] = nil
+        loop.statistics.withLock { $0.finishedTransfers += 1 }
+    }
+
+    private func fail(_ transfer: FetchTransfer, _ error: FetchError) {
+        var error = error
+        if error.url.isEmpty { error.url = transfer.request.urlString }
+        loop.statistics.withLock { $0.finishedTransfers += 1 }
+        transfer.channel.complete(TransferCompletion(curlCode: error.curlCode ?? .ok, curlMessage: error.message, abort: error))
+    }
+
+    private func updateStatistics() {
+        let activeCount = active.count, waitingCount = waiting.count - waitingStart
+        loop.statistics.withLock {
+            $0.activeTransfers = activeCount
+            $0.waitingTransfers = waitingCount
+        }
+    }
+}
+
+/// One transfer on the transfer thread: its easy handle, the headers seen so far, and its redirect chain.
+private final class EasyTransfer: CurlEasyDelegate {
+    let transfer: FetchTransfer
+    let easy: CurlEasy
+    let maximumBodyBytes: Int64
+    /// The response whose headers are arriving (the final one, once the body starts).
+    private var status = 0
+    private var headers = HTTPHeaders()
+    private var headerBytes = 0
+    private var currentURL: URL
+    private var redirects: [Redirect] = []
+    private var bodyStarted = false
+    private var deliversBody = false
+    private var bodyBytes: Int64 = 0
+    private var abort: FetchError?
+
+    /// The most header bytes accepted per response; libcurl caps single lines, this caps their number.
+    private static let maximumHeaderBytes = 256 << 10
+
+    init(transfer: FetchTransfer, configuration c: FetchConfiguration) throws(CurlSetupError) {
+        self.transfer = transfer
+        currentURL = transfer.request.url
+        maximumBodyBytes = c.maximumBodyBytes
+        easy = try CurlEasy()
+        easy.delegate = self
+        let request = transfer.request
+        try easy.set(CURLOPT_URL, request.urlString, "CURLOPT_URL")
+        // Only http and https, for the first request and every redirect (https://curl.se/libcurl/c/CURLOPT_PROTOCOLS_STR.html).
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https", "CURLOPT_PROTOCOLS_STR")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "CURLOPT_REDIR_PROTOCOLS_STR")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1, "CURLOPT_FOLLOWLOCATION")
+        try easy.set(CURLOPT_MAXREDIRS, max(0, c.maximumRedirects), "CURLOPT_MAXREDIRS")
+        // Signals are not thread-safe; the threaded resolver times out without them.
+        try easy.set(CURLOPT_NOSIGNAL, 1, "CURLOPT_NOSIGNAL")
+        try easy.set(CURLOPT_USERAGENT, c.userAgent, "CURLOPT_USERAGENT")
+        // Decompression is ours, so its limits hold: ask for gzip and deflate by hand, and keep libcurl from decoding
+        // (CURLOPT_ACCEPT_ENCODING would decode inside libcurl, where decoded bytes cannot be capped).
+        try easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0, "CURLOPT_HTTP_CONTENT_DECODING")
+        var lines = ["Accept: \(c.accept)", "Accept-Encoding: gzip, deflate"]
+        if let tag = request.validators.entityTag { lines.append("If-None-Match: \(tag)") }
+        if let date = request.validators.lastModified { lines.append("If-Modified-Since: \(date)") }
+        try easy.setHeaders(lines)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, c.connectTimeout.milliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
+        try easy.set(CURLOPT_TIMEOUT_MS, max(1, c.totalTimeout.milliseconds), "CURLOPT_TIMEOUT_MS")
+        if c.lowSpeedLimit > 0 {
+            try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit, "CURLOPT_LOW_SPEED_LIMIT")
+            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, c.lowSpeedTime.milliseconds / 1000), "CURLOPT_LOW_SPEED_TIME")
+        }
+        // An announced Content-Length above the limit is refused before the body starts; the write callback counts
+        // the rest (libcurl 7.88 does not stop a transfer that grows past it).
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: c.maximumBodyBytes, "CURLOPT_MAXFILESIZE_LARGE")
+        try easy.set(CURLOPT_BUFFERSIZE, max(1024, min(c.receiveBufferSize, 10 << 20)), "CURLOPT_BUFFERSIZE")
+        try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS, "CURLOPT_HTTP_VERSION")
+        // Wait for a connection that may multiplex rather than open another, but only over TLS, the one place HTTP/2 is
+        // negotiated: over plain http a transfer told to wait can end up queued behind a busy HTTP/1.1 connection.
+        if c.usesHTTP2Multiplexing && request.scheme == "https" { try easy.set(CURLOPT_PIPEWAIT, 1, "CURLOPT_PIPEWAIT") }
+        if let file = c.certificateAuthorityFile { try easy.set(CURLOPT_CAINFO, file, "CURLOPT_CAINFO") }
+    }
+
+    // MARK: CurlEasyDelegate
+
+    func curlHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += line.count
+        guard headerBytes <= Self.maximumHeaderBytes else {
+            abort = FetchError(kind: .network, message: "response headers exceed \(Self.maximumHeaderBytes) bytes",
+                               url: transfer.request.urlString)
+            return false
+        }
+        // Drop the line's CR LF as bytes: as a String, "\r\n" is one Character and would not match "\n".
+        var end = line.count
+        while end > 0 && (line[end - 1] == 0x0A || line[end - 1] == 0x0D) { end -= 1 }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
+        if text.hasPrefix("HTTP/") {
+            // A new response starts: the previous one, if it was a redirect, is a hop of the chain.
+            if let hop = redirectHop() {
+                redirects.append(hop)
+                currentURL = URL(string: hop.location) ?? currentURL
+            }
+            let parts = text.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = HTTPHeaders()
+            headerBytes = line.count
+        } else if text.isEmpty {
+            // The end of one response's headers.
+        } else if text.first == " " || text.first == "\t" {
+            headers.appendToLast(text.trimmingCharacters(in: .whitespaces))
+        } else if let colon = text.firstIndex(of: ":") {
+            headers.append(name: String(text[..<colon]).trimmingCharacters(in: .whitespaces),
+                           value: String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        return true
+    }
+
+    func curlBody(_ bytes: UnsafeRawBufferPointer) -> CurlWriteDecision {
+        if !bodyStarted {
+            bodyStarted = true
+            status = easy.responseCode
+            deliversBody = (200..<300).contains(status)
+            if deliversBody { transfer.channel.publish(response()) }
+        }
+        bodyBytes += Int64(bytes.count)
+        if bodyBytes > maximumBodyBytes {
+            abort = FetchError(kind: .tooLarge(.bodyBytes),
+                               message: "the body exceeds the limit of \(maximumBodyBytes) bytes on the wire",
+                               url: transfer.request.urlString, status: status)
+            return .abort
+        }
+        // The body of an error response is not wanted; it is read (and counted) only so the connection stays usable.
+        guard deliversBody else { return .accept }
+        return transfer.channel.offer(bytes)
+    }
+
+    // MARK: Results
+
+    private func redirectHop() -> Redirect? {
+        guard (300..<400).contains(status), status != 304, let location = headers["Location"] else { return nil }
+        let resolved = URL(string: location, relativeTo: currentURL)?.absoluteURL.absoluteString ?? location
+        return Redirect(status: status, from: currentURL, location: resolved)
+    }
+
+    private func response() -> FetchResponse {
+        let url = easy.effectiveURL.flatMap { URL(string: $0) } ?? currentURL
+        let version: String?
+        switch easy.httpVersion {
+        case CURL_HTTP_VERSION_1_0: version = "1.0"
+        case CURL_HTTP_VERSION_1_1: version = "1.1"
+        case CURL_HTTP_VERSION_2_0: version = "2"
+        case CURL_HTTP_VERSION_3: version = "3"
+        default: version = nil
+        }
+        return FetchResponse(status: status, headers: headers, url: url, httpVersion: version)
+    }
+
+    func completion(code: CurlCode) -> TransferCompletion {
+        var completion = TransferCompletion(curlCode: code, curlMessage: code == .ok ? "" : easy.message(for: code))
+        completion.abort = abort
+        if status > 0 {
+            if !bodyStarted { status = easy.responseCode == 0 ? status : easy.responseCode }
+            completion.response = response()
+        }
+        completion.redirects = redirects
+        // A redirect that was not followed (too many, or to a refused scheme) ends the chain.
+        if code != .ok, let hop = redirectHop() { completion.redirects.append(hop) }
+        completion.newConnections = easy.newConnections
+        completion.bodyBytes = bodyBytes
+        return completion
+    }
+}
