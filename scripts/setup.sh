@@ -8,6 +8,10 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-jsonschema)
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)   # tests run in a private network namespace
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)          # ... and bring its loopback up
+# The Fetch tests serve feeds with a real nginx on 127.0.0.1 (their own config; Debian's service is not used),
+# and make its TLS certificate with openssl; scripts/fault_server.py needs only python3 (above).
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 
 # pkg-config module -> Debian package
 declare -A libs=(
