@@ -46,8 +46,10 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// Mend what real feeds get wrong instead of failing. Default `false`: strict XML.
     ///
     /// With `true`, a streaming filter in front of expat escapes bare `&`, turns HTML named references
-    /// (`&nbsp;`) into numeric ones, drops characters XML forbids, replaces invalid UTF-8 with U+FFFD and
-    /// removes white space before the XML declaration; ``XMLPushParser/repairs`` counts what it did.
+    /// (`&nbsp;`) into numeric ones, drops characters XML forbids, replaces invalid UTF-8 with U+FFFD,
+    /// removes white space before the XML declaration, and (with namespaces) declares well-known prefixes
+    /// such as `media:` or `itunes:` that the document uses without declaring; ``XMLPushParser/repairs``
+    /// counts what it did.
     /// Events still never depend on chunking. Columns and byte offsets in errors count the repaired bytes.
     public var repairsMalformedInput: Bool = false
 

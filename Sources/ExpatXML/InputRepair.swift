@@ -62,8 +62,13 @@ final class InputRepairFilter {
     /// The longest reference it looks at; a longer `&…` is a bare ampersand.
     private static let maximumReferenceLength = 40
 
-    init(validatesUTF8: Bool) {
+    private let declaresWellKnownPrefixes: Bool
+
+    /// - Parameter declaresWellKnownPrefixes: add declarations for well-known prefixes the root leaves
+    ///   undeclared; only meaningful when expat processes namespaces.
+    init(validatesUTF8: Bool, declaresWellKnownPrefixes: Bool) {
         self.validatesUTF8 = validatesUTF8
+        self.declaresWellKnownPrefixes = declaresWellKnownPrefixes
     }
 
     /// Filters `input` and hands the result to `sink` in one or more pieces.
@@ -92,16 +97,21 @@ final class InputRepairFilter {
     ) throws(ExpatXMLError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         let count = bytes.count
+        // Counts what goes out, so the position of an injected declaration is known.
+        func emit(_ piece: UnsafeRawBufferPointer) throws(ExpatXMLError) {
+            emittedBytes += Int64(piece.count)
+            try sink(piece)
+        }
         var index = 0
         var runStart = 0
 
         /// Sends the unchanged bytes before `end`, then `replacement`, and resumes after `skipping` bytes.
         func replace(at end: Int, skipping: Int, with replacement: [UInt8]) throws(ExpatXMLError) {
-            if end > runStart { try sink(UnsafeRawBufferPointer(start: base + runStart, count: end - runStart)) }
+            if end > runStart { try emit(UnsafeRawBufferPointer(start: base + runStart, count: end - runStart)) }
             if !replacement.isEmpty {
                 var failure: ExpatXMLError?
                 replacement.withUnsafeBytes { buffer in
-                    do throws(ExpatXMLError) { try sink(buffer) } catch { failure = error }
+                    do throws(ExpatXMLError) { try emit(buffer) } catch { failure = error }
                 }
                 if let failure { throw failure }
             }
@@ -110,7 +120,7 @@ final class InputRepairFilter {
 
         /// Keeps the bytes from `position` for the next chunk.
         func keep(from position: Int) throws(ExpatXMLError) {
-            if position > runStart { try sink(UnsafeRawBufferPointer(start: base + runStart, count: position - runStart)) }
+            if position > runStart { try emit(UnsafeRawBufferPointer(start: base + runStart, count: position - runStart)) }
             carry = Array(UnsafeBufferPointer(start: base + position, count: count - position))
             runStart = count
         }
@@ -130,6 +140,26 @@ final class InputRepairFilter {
                         continue
                     }
                     if byte == 0x3C {  // <
+                        if !rootSeen, declaresWellKnownPrefixes, index + 1 < count, Self.isNameStart(base[index + 1]) {
+                            // The root start tag: declare well-known prefixes it leaves undeclared.
+                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: count) else {
+                                if !isFinal && count - index < 64 * 1024 { try keep(from: index); break scanning }
+                                rootSeen = true  // an absurd root tag: leave it to expat
+                                continue
+                            }
+                            rootSeen = true
+                            var nameEnd = index + 1
+                            while nameEnd < tagEnd, Self.isNameCharacter(base[nameEnd]) { nameEnd += 1 }
+                            let tag = UnsafeBufferPointer(start: base + index, count: tagEnd - index)
+                            let declarations = declarationsMissing(from: tag)
+                            if !declarations.isEmpty {
+                                try replace(at: nameEnd, skipping: 0, with: declarations)
+                                injection = (emittedBytes - Int64(declarations.count), declarations.count)
+                            }
+                            mode = .tag
+                            index = nameEnd
+                            continue
+                        }
                         guard let opened = markup(at: index, in: base, count: count, isFinal: isFinal) else {
                             try keep(from: index); break scanning
                         }
@@ -219,7 +249,7 @@ final class InputRepairFilter {
             }
         }
         if runStart < count {
-            try sink(UnsafeRawBufferPointer(start: base + runStart, count: count - runStart))
+            try emit(UnsafeRawBufferPointer(start: base + runStart, count: count - runStart))
         }
     }
 
@@ -264,6 +294,76 @@ final class InputRepairFilter {
         for offset in 0..<available where base[index + offset] != literal.utf8Start[offset] { return nil }
         if available < length { return isFinal ? nil : -1 }
         return length
+    }
+
+    // MARK: Undeclared prefixes
+
+    /// Prefixes feeds use without declaring them, with the one URI each always means.
+    static let wellKnownNamespaces: [(prefix: String, uri: String)] = [
+        ("atom", "http://www.w3.org/2005/Atom"),
+        ("content", "http://purl.org/rss/1.0/modules/content/"),
+        ("dc", "http://purl.org/dc/elements/1.1/"),
+        ("dcterms", "http://purl.org/dc/terms/"),
+        ("media", "http://search.yahoo.com/mrss/"),
+        ("itunes", "http://www.itunes.com/dtds/podcast-1.0.dtd"),
+        ("googleplay", "http://www.google.com/schemas/play-podcasts/1.0"),
+        ("podcast", "https://podcastindex.org/namespace/1.0"),
+        ("sy", "http://purl.org/rss/1.0/modules/syndication/"),
+        ("slash", "http://purl.org/rss/1.0/modules/slash/"),
+        ("wfw", "http://wellformedweb.org/CommentAPI/"),
+        ("thr", "http://purl.org/syndication/thread/1.0"),
+        ("feedburner", "http://rssnamespace.org/feedburner/ext/1.0"),
+        ("georss", "http://www.georss.org/georss"),
+        ("geo", "http://www.w3.org/2003/01/geo/wgs84_pos#"),
+        ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+    ]
+
+    private var rootSeen = false
+    private var emittedBytes: Int64 = 0
+    /// The prefixes declared on the root by the filter, not by the document.
+    private(set) var injectedPrefixes: [[UInt8]] = []
+    /// Where the declarations went in the bytes expat sees, and how long they are, to correct positions.
+    private(set) var injection: (offset: Int64, length: Int)?
+
+    /// ` xmlns:p="uri"` for each well-known prefix the root start tag `tag` does not declare.
+    private func declarationsMissing(from tag: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var declared: Set<String> = []
+        let marker = Array("xmlns:".utf8)
+        var index = 0
+        while index + marker.count < tag.count {
+            if tag[index] == 0x78, (0..<marker.count).allSatisfy({ tag[index + $0] == marker[$0] }) {
+                index += marker.count
+                let start = index
+                while index < tag.count, Self.isNameCharacter(tag[index]), tag[index] != 0x3A { index += 1 }
+                declared.insert(String(decoding: tag[start..<index], as: UTF8.self))
+            } else {
+                index += 1
+            }
+        }
+        var bytes: [UInt8] = []
+        for (prefix, uri) in Self.wellKnownNamespaces where !declared.contains(prefix) {
+            bytes += Array(" xmlns:\(prefix)=\"\(uri)\"".utf8)
+            injectedPrefixes.append(Array(prefix.utf8))
+        }
+        return bytes
+    }
+
+    /// The index of the `>` that ends the tag starting at `start`, outside quoted values; `nil` if not in the buffer.
+    private static func tagEnd(from start: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int? {
+        var quote: UInt8 = 0
+        var index = start + 1
+        while index < count {
+            let byte = base[index]
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+            } else if byte == 0x22 || byte == 0x27 {
+                quote = byte
+            } else if byte == 0x3E {
+                return index
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// Collects the names of `<!ENTITY name …>` declarations (not parameter entities) from the DOCTYPE's text.

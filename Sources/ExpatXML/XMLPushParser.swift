@@ -123,9 +123,21 @@ public final class XMLPushParser {
     /// The 1-based line of the event being delivered (or of the end of the bytes parsed so far).
     public var lineNumber: Int { Int(XML_GetCurrentLineNumber(expat)) }
     /// The 0-based column of the event being delivered.
-    public var columnNumber: Int { Int(XML_GetCurrentColumnNumber(expat)) }
-    /// The byte offset of the event being delivered, in the bytes expat sees (after any transcoding).
-    public var byteOffset: Int64 { Int64(XML_GetCurrentByteIndex(expat)) }
+    public var columnNumber: Int { corrected(line: lineNumber, column: Int(XML_GetCurrentColumnNumber(expat)), offset: rawByteOffset).column }
+    /// The byte offset of the event being delivered, in the bytes of the input (after any transcoding).
+    public var byteOffset: Int64 { corrected(line: lineNumber, column: 0, offset: rawByteOffset).offset }
+
+    private var rawByteOffset: Int64 { Int64(XML_GetCurrentByteIndex(expat)) }
+
+    /// Undoes the shift of the namespace declarations the repair filter added to the root start tag, so
+    /// positions refer to the document as written.
+    private func corrected(line: Int, column: Int, offset: Int64) -> (column: Int, offset: Int64) {
+        guard let injection = repairFilter?.injection, offset >= injection.offset + Int64(injection.length) else {
+            return (column, offset)
+        }
+        let sameLine = line == state.pointee.rootLine
+        return (sameLine ? max(0, column - injection.length) : column, offset - Int64(injection.length))
+    }
 
     /// Whether character data is collected into text nodes. Default `true`.
     ///
@@ -156,6 +168,7 @@ public final class XMLPushParser {
     public var repairs: XMLRepairs {
         var repairs = repairFilter?.repairs ?? XMLRepairs()
         repairs.leadingWhitespace = leadingWhitespaceRepairs
+        repairs.undeclaredPrefixes = state.pointee.usedInjectedPrefixes.nonzeroBitCount
         return repairs
     }
 
@@ -202,7 +215,10 @@ public final class XMLPushParser {
                 }
                 if !isUTF16 {
                     // iconv's output is valid UTF-8 already; single-byte charsets have no invalid bytes to find.
-                    repairFilter = InputRepairFilter(validatesUTF8: transcoder == nil && encoding?.name == "UTF-8")
+                    let filter = InputRepairFilter(validatesUTF8: transcoder == nil && encoding?.name == "UTF-8",
+                                                   declaresWellKnownPrefixes: configuration.processesNamespaces)
+                    repairFilter = filter
+                    state.pointee.repairFilter = filter
                 }
             }
             phase = .parsing
@@ -306,8 +322,9 @@ public final class XMLPushParser {
     }
 
     private func makeError(_ pending: PendingError) -> ExpatXMLError {
-        ExpatXMLError(code: pending.code, message: pending.message, line: pending.line, column: pending.column,
-                      byteOffset: pending.byteOffset, source: source)
+        let position = corrected(line: pending.line, column: pending.column, offset: pending.byteOffset)
+        return ExpatXMLError(code: pending.code, message: pending.message, line: pending.line, column: position.column,
+                             byteOffset: position.offset, source: source)
     }
 
     private func installHandlers() {
@@ -357,11 +374,13 @@ public final class XMLPushParser {
             XML_SetNamespaceDeclHandler(expat, { userData, prefix, uri in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
+                if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: true) { return }
                 ParserState.flushText(state)
                 state.pointee.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri))
             }, { userData, prefix in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
+                if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: false) { return }
                 ParserState.flushText(state)
                 state.pointee.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix))
             })
@@ -423,6 +442,14 @@ struct ParserState {
     var insideExpat = false
     var refusedExternalEntities = 0
     var unknownEncodingName: String?
+    /// The repair filter, when on, for the namespace declarations it added to the root.
+    unowned(unsafe) var repairFilter: InputRepairFilter?
+    /// Per added prefix (by index), how many declarations of the document's own are in scope.
+    var redeclaredInjected: [Int] = []
+    /// Bit k set: the k-th added prefix was used where only the added declaration bound it.
+    var usedInjectedPrefixes: UInt64 = 0
+    /// The line of the root start tag.
+    var rootLine = 0
     var pendingError: PendingError?
 
     init(expat: XML_Parser, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
@@ -458,6 +485,10 @@ struct ParserState {
         guard state.pointee.pendingError == nil else { return }
         ParserState.flushText(state)
         state.pointee.depth += 1
+        if state.pointee.depth == 1 { state.pointee.rootLine = Int(XML_GetCurrentLineNumber(state.pointee.expat)) }
+        if let filter = state.pointee.repairFilter, !filter.injectedPrefixes.isEmpty {
+            noteUndeclaredPrefixes(state, filter, name, attributes)
+        }
         if state.pointee.depth > state.pointee.maximumDepth {
             fail(state, code: .depthLimitExceeded,
                  message: "elements nested deeper than the limit of \(state.pointee.maximumDepth)")
@@ -497,6 +528,41 @@ struct ParserState {
         }
         UnsafeMutableRawPointer(state.pointee.text + state.pointee.textCount).copyMemory(from: bytes, byteCount: length)
         state.pointee.textCount = needed
+    }
+
+    /// The index of `prefix` among the prefixes the repair filter declared, if it is one.
+    static func injectedIndex(_ filter: InputRepairFilter, _ prefix: XMLBytes) -> Int? {
+        guard !prefix.isEmpty else { return nil }
+        for (index, injected) in filter.injectedPrefixes.enumerated() where injected.count == prefix.count
+            && injected.withUnsafeBufferPointer({ memcmp($0.baseAddress!, prefix.buffer.baseAddress!, prefix.count) }) == 0 {
+            return index
+        }
+        return nil
+    }
+
+    /// Whether a namespace declaration event is one the repair filter added on the root (then it is not
+    /// reported); otherwise keeps count of the document's own declarations of the added prefixes.
+    static func isInjectedDeclaration(_ state: UnsafeMutablePointer<ParserState>, prefix: XMLBytes, starting: Bool) -> Bool {
+        guard let filter = state.pointee.repairFilter, let index = injectedIndex(filter, prefix) else { return false }
+        if state.pointee.depth == 0 { return true }  // on the root element: the filter's own
+        if state.pointee.redeclaredInjected.count < filter.injectedPrefixes.count {
+            state.pointee.redeclaredInjected = Array(repeating: 0, count: filter.injectedPrefixes.count)
+        }
+        state.pointee.redeclaredInjected[index] += starting ? 1 : -1
+        return false
+    }
+
+    /// Marks the added prefixes this element or its attributes use while only the added declaration binds them.
+    static func noteUndeclaredPrefixes(_ state: UnsafeMutablePointer<ParserState>, _ filter: InputRepairFilter,
+                                       _ name: UnsafePointer<CChar>, _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
+        let separator = state.pointee.separator
+        func note(_ prefix: XMLBytes) {
+            guard let index = injectedIndex(filter, prefix), index < 64 else { return }
+            let redeclared = index < state.pointee.redeclaredInjected.count ? state.pointee.redeclaredInjected[index] : 0
+            if redeclared == 0 { state.pointee.usedInjectedPrefixes |= 1 << UInt64(index) }
+        }
+        note(XMLName(expatName: name, separator: separator).prefix)
+        for attribute in XMLAttributes(pairs: UnsafePointer(attributes), separator: separator) { note(attribute.name.prefix) }
     }
 
     /// Records an error with the current position and stops expat (non-resumable); the Swift side throws it

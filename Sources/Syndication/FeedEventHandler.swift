@@ -32,6 +32,8 @@ struct Capture {
     var hasMarkup = false
     var kind: TextContent.Kind
     var isXHTML = false
+    /// Atom 0.3 `mode="base64"`, or Atom 1.0 content of a binary media type: the text is base64.
+    var isBase64 = false
     let base: String?
     /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
     var openChildren: [Int] = []
@@ -103,6 +105,11 @@ struct Capture {
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
     func value() -> String {
         var text = String(decoding: bytes, as: UTF8.self).trimmingXMLWhitespace()
+        if isBase64, let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
+           let decoded = String(data: data, encoding: .utf8) {
+            // Undecodable or non-UTF-8 payloads stay as they were written rather than being lost.
+            return decoded.trimmingXMLWhitespace()
+        }
         if isXHTML, text.hasPrefix("<div"), text.hasSuffix("</div>"), let open = text.firstIndex(of: ">") {
             text = String(text[text.index(after: open)..<text.index(text.endIndex, offsetBy: -6)]).trimmingXMLWhitespace()
         }
@@ -203,6 +210,9 @@ final class FeedEventHandler: XMLEventHandler {
         }
         let isAtom = namespace == .atom || namespace == .atom03
         let isRSS = namespace == .rss || namespace == .rss10 || namespace == .rss090
+        if namespace == .rss090 && isRDF && metadata.format?.version == "1.0" {
+            metadata.format?.version = "0.90"  // RDF with the Netscape 0.9 vocabulary
+        }
 
         if let item {
             if let person, depth == person.depth + 1, isAtom {
@@ -238,6 +248,11 @@ final class FeedEventHandler: XMLEventHandler {
         }
         if imageDepth > 0 {
             if depth == imageDepth + 1 && tag == .url && isRSS { begin(.feedImageURL) }
+            return
+        }
+        if tag == .itunesCategory && depth > channelDepth + 1 {
+            // Subcategories nest inside their category.
+            if let text = attributes.value(localName: "text") { appendCategory(text.string, to: &metadata.categories) }
             return
         }
         let isFeedChild = depth == channelDepth + 1 || (isRDF && depth == 2)
@@ -288,6 +303,13 @@ final class FeedEventHandler: XMLEventHandler {
         capture?.appendText(text)
     }
 
+    /// The root's default namespace, to tell RSS 0.90 from 1.0 even in an RDF document without children.
+    private var rootDefaultNamespace: Namespace?
+
+    func startPrefixMapping(prefix: XMLBytes, namespaceURI: XMLBytes) {
+        if depth == 0 && prefix.isEmpty { rootDefaultNamespace = namespaces.classify(namespaceURI) }
+    }
+
     // MARK: Root
 
     private func detectFormat(_ tag: Tag, _ namespace: Namespace, _ name: XMLName, _ attributes: XMLAttributes) {
@@ -299,7 +321,7 @@ final class FeedEventHandler: XMLEventHandler {
             metadata.format = FeedFormat(family: .rss, version: version)
         case (.rdfRoot, .rdf):
             isRDF = true
-            metadata.format = FeedFormat(family: .rss, version: "1.0")
+            metadata.format = FeedFormat(family: .rss, version: rootDefaultNamespace == .rss090 ? "0.90" : "1.0")
         case (.feed, .atom):
             metadata.format = FeedFormat(family: .atom, version: "1.0")
             channelDepth = 1
@@ -337,9 +359,9 @@ final class FeedEventHandler: XMLEventHandler {
         frames.append((depth, resolvedBase, newLanguage ?? language))
     }
 
-    private func resolve(_ url: String?, base: String? = nil) -> String? {
+    private func resolve(_ url: String?, base: String? = nil, emptyIsBase: Bool = false) -> String? {
         guard let url else { return nil }
-        let resolved = resolver.resolve(url, against: base ?? self.base)
+        let resolved = resolver.resolve(url, against: base ?? self.base, emptyIsBase: emptyIsBase)
         return resolved.isEmpty ? nil : resolved
     }
 
@@ -352,16 +374,26 @@ final class FeedEventHandler: XMLEventHandler {
         xml.isCollectingText = true
     }
 
-    /// The kind of an Atom text construct from its `type` (and Atom 0.3's `mode`).
-    private func atomTextKind(_ attributes: XMLAttributes) -> (TextContent.Kind, Bool) {
-        guard let type = attributes.value(localName: "type")?.string.lowercased() else {
-            if let mode = attributes.value(localName: "mode"), mode.equals("escaped") { return (.html, false) }
-            return (.text, false)
+    /// Begins an Atom text construct, reading its form from `type` (and Atom 0.3's `mode`).
+    private func beginAtomText(_ field: Field, _ attributes: XMLAttributes) {
+        let form = atomTextForm(attributes)
+        begin(field, kind: form.kind, xhtml: form.xhtml)
+        capture?.isBase64 = form.base64
+    }
+
+    /// The form of an Atom text construct from its `type` (RFC 4287 section 3.1) and Atom 0.3's `mode`.
+    private func atomTextForm(_ attributes: XMLAttributes) -> (kind: TextContent.Kind, xhtml: Bool, base64: Bool) {
+        let mode = attributes.value(localName: "mode")?.string.trimmingXMLWhitespace().lowercased()
+        let isBase64Mode = mode == "base64"
+        guard let type = attributes.value(localName: "type")?.string.trimmingXMLWhitespace().lowercased(), !type.isEmpty else {
+            return (mode == "escaped" ? .html : .text, false, isBase64Mode)
         }
-        if type == "html" || type == "text/html" { return (.html, false) }
-        if type == "xhtml" || type == "application/xhtml+xml" { return (.html, true) }
-        if let mode = attributes.value(localName: "mode"), mode.equals("escaped"), type.hasSuffix("html") { return (.html, false) }
-        return (.text, false)
+        if type == "html" || type == "text/html" { return (.html, false, isBase64Mode) }
+        if type == "xhtml" || type == "application/xhtml+xml" { return (.html, !isBase64Mode && mode != "escaped", isBase64Mode) }
+        if type == "text" || type.hasPrefix("text/") { return (.text, false, isBase64Mode) }
+        // A media type that is neither text nor XML: RFC 4287 says the content is base64 (section 4.1.3.3).
+        let isXML = type.hasSuffix("+xml") || type.hasSuffix("/xml")
+        return (.text, false, isBase64Mode || !isXML)
     }
 
     // MARK: Items
@@ -377,9 +409,7 @@ final class FeedEventHandler: XMLEventHandler {
     private func itemElement(_ tag: Tag, isAtom: Bool, isRSS: Bool, _ attributes: XMLAttributes) {
         switch tag {
         case .title where isRSS: begin(.itemTitle)
-        case .title where isAtom:
-            let (kind, xhtml) = atomTextKind(attributes)
-            begin(.itemTitle, kind: kind, xhtml: xhtml)
+        case .title where isAtom: beginAtomText(.itemTitle, attributes)
         case .link where isRSS: begin(.itemLink)
         case .link where isAtom: atomLink(attributes, forItem: true)
         case .guid where isRSS:
@@ -394,16 +424,13 @@ final class FeedEventHandler: XMLEventHandler {
         case .updated: begin(.itemUpdated)
         case .modified: begin(.itemModified)
         case .description where isRSS: begin(.itemDescription, kind: .html)
-        case .summary where isAtom:
-            let (kind, xhtml) = atomTextKind(attributes)
-            begin(.itemSummary, kind: kind, xhtml: xhtml)
+        case .summary where isAtom: beginAtomText(.itemSummary, attributes)
         case .content where isAtom:
             if let src = attributes.value(localName: "src") {
                 if item?.atomLink == nil { item?.atomLink = resolve(src.string) }
                 return
             }
-            let (kind, xhtml) = atomTextKind(attributes)
-            begin(.itemContent, kind: kind, xhtml: xhtml)
+            beginAtomText(.itemContent, attributes)
         case .contentEncoded: begin(.itemContentEncoded, kind: .html)
         case .author where isRSS: begin(.itemRSSAuthor)
         case .author where isAtom, .contributor where isAtom:
@@ -483,7 +510,7 @@ final class FeedEventHandler: XMLEventHandler {
     }
 
     private func atomLink(_ attributes: XMLAttributes, forItem: Bool) {
-        guard let href = attributes.value(localName: "href"), let url = resolve(href.string) else { return }
+        guard let href = attributes.value(localName: "href"), let url = resolve(href.string, emptyIsBase: true) else { return }
         let rel = attributes.value(localName: "rel")?.string.trimmingXMLWhitespace().lowercased() ?? "alternate"
         let type = nonEmpty(attributes.value(localName: "type")?.string)
         if forItem {
@@ -519,17 +546,14 @@ final class FeedEventHandler: XMLEventHandler {
     private func feedElement(_ tag: Tag, isAtom: Bool, isRSS: Bool, _ attributes: XMLAttributes) {
         switch tag {
         case .title where isRSS: begin(.feedTitle)
-        case .title where isAtom:
-            let (kind, xhtml) = atomTextKind(attributes)
-            begin(.feedTitle, kind: kind, xhtml: xhtml)
+        case .title where isAtom: beginAtomText(.feedTitle, attributes)
         case .link where isRSS: begin(.feedLink)
         case .link where isAtom: atomLink(attributes, forItem: false)
         case .description where isRSS: begin(.feedDescription, kind: .html)
-        case .subtitle, .tagline:
-            let (kind, xhtml) = atomTextKind(attributes)
-            begin(.feedSubtitle, kind: kind, xhtml: xhtml)
+        case .subtitle, .tagline: beginAtomText(.feedSubtitle, attributes)
         case .language: begin(.feedLanguage)
-        case .copyright, .rights: begin(.feedRights)
+        case .copyright, .rights:
+            if isAtom { beginAtomText(.feedRights, attributes) } else { begin(.feedRights) }
         case .generator:
             if isAtom, let uri = attributes.value(localName: "uri") ?? attributes.value(localName: "url"), metadata.generator == nil {
                 _ = uri  // the generator's name is its text; its URI is not the name
@@ -562,6 +586,15 @@ final class FeedEventHandler: XMLEventHandler {
             if let href = attributes.value(localName: "href") { setMetadata(\.image, resolve(href.string), priority: 2, key: "image") }
         case .itunesCategory:
             if let text = attributes.value(localName: "text") { appendCategory(text.string, to: &metadata.categories) }
+        case .dcSubject: begin(.feedCategory)
+        case .mediaContent, .mediaThumbnail:
+            // The channel's own picture, when nothing better names one.
+            guard let url = attributes.value(localName: "url") else { return }
+            let type = attributes.value(localName: "type")?.string ?? ""
+            let medium = attributes.value(localName: "medium")?.string ?? ""
+            if tag == .mediaThumbnail || medium == "image" || type.hasPrefix("image/") {
+                setMetadata(\.image, resolve(url.string), priority: 3, key: "image")
+            }
         case .syUpdatePeriod: begin(.feedUpdatePeriod)
         case .syUpdateFrequency: begin(.feedUpdateFrequency)
         default: break
@@ -574,7 +607,11 @@ final class FeedEventHandler: XMLEventHandler {
     // MARK: Assigning captured text
 
     private func assign(_ capture: Capture) {
-        let value = capture.value()
+        var value = capture.value()
+        // Relative links inside HTML resolve against the xml:base in scope at the element itself.
+        if capture.kind == .html && resolvesLinksInHTML && !value.isEmpty {
+            value = resolver.resolveLinks(inHTML: value, against: capture.base)
+        }
         let text = value.isEmpty ? nil : value
         switch capture.field {
         case .itemTitle: if let text { item?.title = text }
@@ -642,7 +679,8 @@ final class FeedEventHandler: XMLEventHandler {
         case .feedSkipHour: if let hour = text.flatMap({ Int($0) }), !metadata.skipHours.contains(hour) { metadata.skipHours.append(hour) }
         case .feedSkipDay: if let day = text, !metadata.skipDays.contains(day) { metadata.skipDays.append(day) }
         case .feedManagingEditor: if let text { appendUnique(Self.rssPerson(text), to: &metadata.authors) }
-        case .feedDCCreator, .feedITunesAuthor: if let text { appendUnique(Person(name: text), to: &metadata.authors) }
+        case .feedDCCreator: if let text { appendUnique(Self.rssPerson(text), to: &metadata.authors) }
+        case .feedITunesAuthor: if let text { appendUnique(Person(name: text), to: &metadata.authors) }
         case .feedCategory: if let text { appendCategory(text, to: &metadata.categories) }
         }
     }
@@ -688,7 +726,7 @@ final class FeedEventHandler: XMLEventHandler {
         if !item.atomAuthors.isEmpty {
             article.authors = item.atomAuthors
         } else if !item.dcCreators.isEmpty {
-            article.authors = item.dcCreators.map { Person(name: $0) }
+            article.authors = item.dcCreators.map(Self.rssPerson)
         } else if !item.rssAuthors.isEmpty {
             article.authors = item.rssAuthors.map(Self.rssPerson)
         } else if let author = item.itunesAuthor {
@@ -698,13 +736,10 @@ final class FeedEventHandler: XMLEventHandler {
             ?? item.itunesSummary.map { TextContent($0, type: .text) } ?? item.itunesSubtitle.map { TextContent($0, type: .text) }
             ?? item.mediaDescription
         article.content = item.contentEncoded.map { TextContent($0, type: .html) } ?? item.content
-        if resolvesLinksInHTML, let base = item.base {
-            if article.content?.type == .html { article.content!.value = resolver.resolveLinks(inHTML: article.content!.value, against: base) }
-            if article.summary?.type == .html { article.summary!.value = resolver.resolveLinks(inHTML: article.summary!.value, against: base) }
-        }
         article.categories = item.categories
         article.enclosures = item.enclosures
         article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
+            ?? item.enclosures.first(where: { $0.type?.hasPrefix("image/") == true })?.url
             ?? Self.firstImage(in: article.content) ?? Self.firstImage(in: article.summary)
         article.comments = item.comments
         article.commentsFeed = item.commentsFeed
@@ -724,19 +759,27 @@ final class FeedEventHandler: XMLEventHandler {
         return (nil, firstRaw)
     }
 
-    /// `email (Name)`, `Name <email>`, a bare address or a bare name, as RSS `author` fields are written.
+    /// `email (Name)`, `Name (email)`, `Name <email>`, a bare address or a bare name, as RSS `author` fields
+    /// are written. Whichever part holds an `@` is the address; text in angle brackets is an address only
+    /// if it looks like one, so `<p>Name</p>` stays a name.
     static func rssPerson(_ text: String) -> Person {
+        func isAddress(_ part: String) -> Bool { part.contains("@") && !part.contains(" ") && !part.contains("<") }
         if let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
-            let name = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
-            let email = String(text[..<open]).trimmingXMLWhitespace()
-            return Person(name: name.isEmpty ? nil : name, email: email.isEmpty ? nil : email)
+            let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            let outside = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
+            if isAddress(inside) && !isAddress(outside) {
+                return Person(name: outside.isEmpty ? nil : outside, email: inside)
+            }
+            return Person(name: inside.isEmpty ? nil : inside, email: outside.isEmpty ? nil : outside)
         }
         if let open = text.firstIndex(of: "<"), let close = text.lastIndex(of: ">"), open < close {
-            let email = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
-            let name = String(text[..<open]).trimmingXMLWhitespace()
-            return Person(name: name.isEmpty ? nil : name, email: email.isEmpty ? nil : email)
+            let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            if isAddress(inside) {
+                let name = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
+                return Person(name: name.isEmpty ? nil : name, email: inside)
+            }
         }
-        if text.contains("@") && !text.contains(" ") { return Person(email: text) }
+        if isAddress(text) { return Person(email: text) }
         return Person(name: text)
     }
 

@@ -7,8 +7,10 @@ struct URLResolver {
 
     /// `value` made absolute against `base`; `value` itself (trimmed) when it is absolute, when there is no
     /// usable base, or when it cannot be resolved.
-    mutating func resolve(_ value: String, against base: String?) -> String {
+    /// An empty `value` is the base itself when `emptyIsBase` (an `href=""` is a reference to the base, RFC 3986).
+    mutating func resolve(_ value: String, against base: String?, emptyIsBase: Bool = false) -> String {
         let trimmed = value.trimmingXMLWhitespace()
+        if trimmed.isEmpty && emptyIsBase, let base, Self.hasScheme(base) { return base }
         guard !trimmed.isEmpty, let base, !Self.hasScheme(trimmed) else { return trimmed }
         if base != cachedBase {
             cachedBase = base

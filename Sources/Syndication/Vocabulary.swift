@@ -29,6 +29,7 @@ enum Namespace: UInt8 {
         ("http://www.w3.org/1999/xhtml", .xhtml),
         ("http://purl.org/atom/ns#", .atom03),
         ("http://my.netscape.com/rdf/simple/0.9/", .rss090),
+        ("http://channel.netscape.com/rdf/simple/0.9/", .rss090),
         ("http://search.yahoo.com/mrss", .media),
         ("http://www.itunes.com/DTDs/Podcast-1.0.dtd", .itunes),
         ("http://www.itunes.com/DTDs/PodCast-1.0.dtd", .itunes),
@@ -183,6 +184,7 @@ enum Tag: UInt8 {
             if name.equals("subtitle") { return .subtitle }
             if name.equals("category") { return .category }
             if name.equals("modified") { return .modified }
+            if name.equals("homepage") { return .uri }  // Atom 0.3's person URL
         case 9:
             if name.equals("published") { return .published }
             if name.equals("generator") { return .generator }
@@ -194,7 +196,7 @@ enum Tag: UInt8 {
     }
 
     private static func dc(_ name: XMLBytes) -> Tag {
-        if name.equals("creator") { return .dcCreator }
+        if name.equals("creator") || name.equals("author") { return .dcCreator }  // dc:author is not Dublin Core, but common
         if name.equals("date") { return .dcDate }
         if name.equals("subject") { return .dcSubject }
         if name.equals("title") { return .dcTitle }

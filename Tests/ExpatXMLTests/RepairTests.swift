@@ -165,3 +165,64 @@ struct RepairEdgeCaseTests {
         }
     }
 }
+
+@Suite("Undeclared prefixes")
+struct UndeclaredPrefixTests {
+    @Test func wellKnownPrefixesResolveWithoutADeclaration() {
+        let xml = "<rss>\n<channel><item><media:content url=\"u\"/><dc:creator>A</dc:creator><foo:x/></item></channel></rss>"
+        // foo is not well known: still an error, now at the right place.
+        let failing = EventRecorder.record(Array(xml.utf8), configuration: repairing)
+        #expect(failing.error?.code == .unboundPrefix)
+        #expect(failing.error?.line == 2)
+        #expect(failing.error?.column == 65)
+        #expect(failing.error?.byteOffset == Int64(xml.utf8.count - "<foo:x/></item></channel></rss>".utf8.count))
+
+        let fixed = Array(xml.replacingOccurrences(of: "<foo:x/>", with: "").utf8)
+        for chunk in [1, 5, 1 << 20] {
+            let result = repairParse(fixed, chunk: chunk)
+            #expect(result.error == nil, "chunk \(chunk)")
+            #expect(result.repairs.undeclaredPrefixes == 2, "chunk \(chunk)")
+        }
+        let events = EventRecorder.record(fixed, configuration: repairing).events
+        #expect(events.contains("start {http://search.yahoo.com/mrss/}content q=media:content @{}url=\"u\""))
+        #expect(events.contains("start {http://purl.org/dc/elements/1.1/}creator q=dc:creator"))
+        // The filter's own declarations are not reported as the document's.
+        #expect(!events.contains { $0.hasPrefix("map") || $0.hasPrefix("unmap") })
+    }
+
+    @Test func declaredPrefixesAreTheDocumentsAndNotRepairs() {
+        let xml = "<rss xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><channel><item><dc:creator>A</dc:creator>"
+            + "<media:thumbnail xmlns:media=\"urn:other\"/></item></channel></rss>"
+        let result = repairParse(Array(xml.utf8), chunk: 3)
+        #expect(result.error == nil)
+        #expect(result.repairs.isEmpty)
+        let events = EventRecorder.record(Array(xml.utf8), configuration: repairing).events
+        #expect(events.contains("start {urn:other}thumbnail q=media:thumbnail"))
+        #expect(events.filter { $0.hasPrefix("map") } == ["map dc=http://purl.org/dc/elements/1.1/", "map media=urn:other"])
+    }
+
+    @Test func positionsAfterTheRootTagAreTheDocuments() {
+        let xml = "<rss version=\"2.0\"><channel><title>a</title></chanel></rss>"
+        let strict = EventRecorder.record(Array(xml.utf8))
+        let repaired = EventRecorder.record(Array(xml.utf8), configuration: repairing)
+        #expect(strict.error?.code == .tagMismatch)
+        #expect(repaired.error?.code == .tagMismatch)
+        #expect(repaired.error?.line == strict.error?.line)
+        #expect(repaired.error?.column == strict.error?.column)
+        #expect(repaired.error?.byteOffset == strict.error?.byteOffset)
+    }
+
+    @Test func withoutNamespaceProcessingNothingIsDeclared() {
+        var configuration = repairing
+        configuration.processesNamespaces = false
+        let result = EventRecorder.record(Array("<rss><media:content/></rss>".utf8), configuration: configuration)
+        #expect(result.error == nil)
+        #expect(result.events.contains("start {}rss q=rss"))
+    }
+
+    var repairing: ExpatXMLConfiguration {
+        var configuration = ExpatXMLConfiguration()
+        configuration.repairsMalformedInput = true
+        return configuration
+    }
+}
