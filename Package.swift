@@ -35,7 +35,7 @@ let package = Package(
         // Test-only: the child process the ArticleStore tests kill, and a throughput benchmark (`swift run -c release StoreProbe bench`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "Syndication"], path: "Tests/StoreProbe"),
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
