@@ -164,6 +164,18 @@ final class ArticleRow {
     /// The content hash of the encoded article (``ArticleHasher``).
     var contentHash: UInt64 { ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: hashedLength)) }
 
+    /// The hash of the encoded key (``keyHash(_:)``).
+    var keyHash: Int64 {
+        let span = spans[Column.key.rawValue]
+        return Int64(bitPattern: ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base + span.offset, count: max(span.length, 0))))
+    }
+
+    /// The hash the key index holds: XXH64 of the key's UTF-8 bytes, as a signed 64-bit integer.
+    static func keyHash(_ key: String) -> Int64 {
+        var key = key
+        return key.withUTF8 { Int64(bitPattern: ArticleHasher.xxHash64(UnsafeRawBufferPointer($0))) }
+    }
+
     /// A column's bytes in the buffer, or `nil` when the value is absent (NULL). Valid until the next encode.
     func bytes(_ column: Column) -> UnsafeRawBufferPointer? {
         let span = spans[column.rawValue]

@@ -45,6 +45,7 @@ struct Schema: Sendable {
             id INTEGER PRIMARY KEY,                -- the ArticleID (no AUTOINCREMENT: it costs ~8% of an insert)
             feed_id INTEGER NOT NULL REFERENCES feeds (id) ON DELETE CASCADE,
             key TEXT NOT NULL,
+            key_hash INTEGER NOT NULL,             -- XXH64 of key: the lookup index holds 8 bytes, not the key
             key_source TEXT NOT NULL,
             identifier TEXT NOT NULL,
             id_source TEXT NOT NULL,
@@ -70,10 +71,14 @@ struct Schema: Sendable {
             content_hash INTEGER NOT NULL,         -- ArticleHasher, as a signed 64-bit integer
             sort_date REAL NOT NULL,               -- published, else updated, else first seen
             first_seen REAL NOT NULL,
-            last_updated REAL NOT NULL,
-            UNIQUE (feed_id, key)                  -- dedupe per feed; also the lookup index
+            last_updated REAL NOT NULL
         ) STRICT;
 
+        -- Dedupe lookups: (feed, key hash), then the key itself is compared. Not UNIQUE: keys are unique per feed
+        -- because every insert follows a lookup in the same BEGIN IMMEDIATE transaction, and write transactions
+        -- are serialised across connections and processes. An index of 8-byte hashes instead of keys (often 40–100
+        -- bytes) is a quarter of the size, which makes inserts with random guids (urn:uuid:…) 25–35% cheaper.
+        CREATE INDEX articles_by_key ON articles (feed_id, key_hash);
         -- Newest first, per feed and over all feeds (the rowid breaks ties in both).
         CREATE INDEX articles_by_feed_date ON articles (feed_id, sort_date);
         CREATE INDEX articles_by_date ON articles (sort_date);
@@ -101,39 +106,37 @@ enum SQL {
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")
 
-    static let insertArticleIfNew = key(24, """
-        INSERT INTO articles (feed_id, key, key_source, identifier, id_source, title, link, published, published_raw,
-            updated, updated_raw, authors, summary, summary_type, content, content_type, categories, enclosures, image,
-            comments, comments_feed, comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            ?23, ?24, ?25, ?26, ?27, ?27)
-        ON CONFLICT (feed_id, key) DO NOTHING
+    static let lookupArticle = key(7, """
+        SELECT id, content_hash, comment_count FROM articles WHERE feed_id = ?1 AND key_hash = ?3 AND key = ?2
         """)
-    static let lookupArticle = key(7, "SELECT id, content_hash, comment_count FROM articles WHERE feed_id = ?1 AND key = ?2")
     static let insertArticle = key(8, """
         INSERT INTO articles (feed_id, key, key_source, identifier, id_source, title, link, published, published_raw,
             updated, updated_raw, authors, summary, summary_type, content, content_type, categories, enclosures, image,
-            comments, comments_feed, comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated)
+            comments, comments_feed, comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated,
+            key_hash)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            ?23, ?24, ?25, ?26, ?27, ?27)
+            ?23, ?24, ?25, ?26, ?27, ?27, ?28)
         """)
     // The same parameter numbers as insertArticle, so one binding routine serves both: ?1 is the row id here,
-    // ?2, ?3 and ?26 (key, key source, sort date) are bound but unused (SQLite allows gaps in numbered
-    // parameters), and the time bound to ?27 becomes last_updated.
+    // ?2, ?3, ?26 and ?28 (key, key source, sort date, key hash) are bound but unused (SQLite allows gaps in
+    // numbered parameters, up to the highest one used: hence the no-op `?28 = ?28`), and the time bound to ?27
+    // becomes last_updated.
     static let updateArticle = key(9, """
         UPDATE articles SET identifier = ?4, id_source = ?5, title = ?6, link = ?7, published = ?8, published_raw = ?9,
             updated = ?10, updated_raw = ?11, authors = ?12, summary = ?13, summary_type = ?14, content = ?15,
             content_type = ?16, categories = ?17, enclosures = ?18, image = ?19, comments = ?20, comments_feed = ?21,
             comment_count = ?22, language = ?23, podcast = ?24, content_hash = ?25,
             sort_date = coalesce(?8, ?10, first_seen), last_updated = ?27
-        WHERE id = ?1
+        WHERE id = ?1 AND ?28 = ?28
         """)
     static let updateCommentCount = key(10, "UPDATE articles SET comment_count = ?2 WHERE id = ?1")
     static let addArticleCount = key(11, "UPDATE feeds SET article_count = article_count + ?2 WHERE id = ?1")
 
     static let setKeyMode = key(12, "UPDATE feeds SET key_mode = ?2 WHERE id = ?1")
-    static let deleteArticleByKey = key(13, "DELETE FROM articles WHERE feed_id = ?1 AND key = ?2")
-    static let rekeyArticle = key(14, "UPDATE articles SET key = ?3, key_source = ?4 WHERE feed_id = ?1 AND key = ?2")
+    static let deleteArticleByKey = key(13, "DELETE FROM articles WHERE feed_id = ?1 AND key_hash = ?3 AND key = ?2")
+    static let rekeyArticle = key(14, """
+        UPDATE articles SET key = ?4, key_hash = ?5, key_source = ?6 WHERE feed_id = ?1 AND key_hash = ?3 AND key = ?2
+        """)
 
     static let finishUpdated = key(15, """
         UPDATE feeds SET etag = ?2, last_modified = ?3, body_hash = ?4, current_url = coalesce(?5, current_url),

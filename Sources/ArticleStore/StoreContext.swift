@@ -47,7 +47,9 @@ import Syndication
 /// An article already stored under its key with the same content hash (``ArticleHasher``) is ``ArticleChange/unchanged``
 /// (a new comment count is written silently); with a different hash it is updated in place and reported
 /// ``ArticleChange/updated``, keeping its ``ArticleID`` and first-seen date; otherwise it is ``ArticleChange/new``.
-/// The unique index on (feed, key) guarantees no duplicate whatever the number of writers.
+/// No feed ever has two articles with one key, whatever the number of writers: every insert follows its lookup
+/// in the same `BEGIN IMMEDIATE` transaction, and SQLite serialises write transactions across connections and
+/// processes.
 ///
 /// ## Several writers
 ///
@@ -325,8 +327,6 @@ public final class StoreContext {
         var identifiersChecked = false
         var pending: [Pending] = []
         var oldestPending: ContinuousClock.Instant?
-        /// New articles in a row: past a few, inserts are tried before lookups.
-        var consecutiveNew = 0
         var seen = 0
         var new = 0
         var updated = 0
@@ -449,13 +449,16 @@ public final class StoreContext {
             let delete = try connection.statement(SQL.deleteArticleByKey)
             try delete.bind(feed.rawValue, at: 1)
             try delete.bind(rekey.to, at: 2)
+            try delete.bind(ArticleRow.keyHash(rekey.to), at: 3)
             try delete.run()
             countDelta -= Int64(connection.changes)
             let statement = try connection.statement(SQL.rekeyArticle)
             try statement.bind(feed.rawValue, at: 1)
             try statement.bind(rekey.from, at: 2)
-            try statement.bind(rekey.to, at: 3)
-            try statement.bind(rekey.source, at: 4)
+            try statement.bind(ArticleRow.keyHash(rekey.from), at: 3)
+            try statement.bind(rekey.to, at: 4)
+            try statement.bind(ArticleRow.keyHash(rekey.to), at: 5)
+            try statement.bind(rekey.source, at: 6)
             try statement.run()
         }
         if !session.pending.isEmpty {
@@ -466,22 +469,8 @@ public final class StoreContext {
                 let id: Int64
                 row.encode(pending.article, key: pending.key, keySource: pending.keySource)
                 let contentHash = row.contentHash
-                // While a feed's articles keep turning out new (a first fetch), insert first and look up only on a
-                // conflict: one statement instead of two. Otherwise look up first, the cheap path for known articles.
-                if session.consecutiveNew >= 8 {
-                    try bindArticle(try connection.statement(SQL.insertArticleIfNew), pending, contentHash, rowOrFeed: feed.rawValue, now: now).run()
-                    if connection.changes > 0 {
-                        session.new += 1
-                        session.seen += 1
-                        countDelta += 1
-                        results.append(StoredArticle(id: ArticleID(rawValue: connection.lastInsertRowID), feed: feed,
-                                                     change: .new, article: pending.article))
-                        continue
-                    }
-                    session.consecutiveNew = 0
-                }
-                if let existing = try lookup(feed, row.bytes(.key)) {
-                    session.consecutiveNew = 0
+                let keyHash = row.keyHash
+                if let existing = try lookup(feed, row.bytes(.key), keyHash) {
                     id = existing.id
                     if existing.contentHash == contentHash {
                         change = .unchanged
@@ -493,12 +482,13 @@ public final class StoreContext {
                         }
                     } else {
                         change = .updated
-                        try bindArticle(try connection.statement(SQL.updateArticle), pending, contentHash, rowOrFeed: id, now: now).run()
+                        try bindArticle(try connection.statement(SQL.updateArticle), pending, contentHash, keyHash,
+                                        rowOrFeed: id, now: now).run()
                     }
                 } else {
                     change = .new
-                    session.consecutiveNew += 1
-                    try bindArticle(try connection.statement(SQL.insertArticle), pending, contentHash, rowOrFeed: feed.rawValue, now: now).run()
+                    try bindArticle(try connection.statement(SQL.insertArticle), pending, contentHash, keyHash,
+                                    rowOrFeed: feed.rawValue, now: now).run()
                     id = connection.lastInsertRowID
                     countDelta += 1
                 }
@@ -527,13 +517,16 @@ public final class StoreContext {
     private func lookup(_ feed: FeedID, _ key: String) throws(StoreError) -> (id: Int64, contentHash: UInt64, commentCount: Int64?)? {
         let select = try connection.statement(SQL.lookupArticle)
         try select.bind(key, at: 2)
+        try select.bind(ArticleRow.keyHash(key), at: 3)
         return try lookup(feed, select)
     }
 
-    /// Looks up an article by the key bytes of ``row`` (bound without a copy).
-    private func lookup(_ feed: FeedID, _ key: UnsafeRawBufferPointer?) throws(StoreError) -> (id: Int64, contentHash: UInt64, commentCount: Int64?)? {
+    /// Looks up an article by the key bytes of ``row`` (bound without a copy) and their hash.
+    private func lookup(_ feed: FeedID, _ key: UnsafeRawBufferPointer?, _ keyHash: Int64) throws(StoreError)
+        -> (id: Int64, contentHash: UInt64, commentCount: Int64?)? {
         let select = try connection.statement(SQL.lookupArticle)
         try select.bind(utf8: key, at: 2)
+        try select.bind(keyHash, at: 3)
         return try lookup(feed, select)
     }
 
@@ -544,10 +537,10 @@ public final class StoreContext {
         return (select.int64(0), UInt64(bitPattern: select.int64(1)), select.optionalInt64(2))
     }
 
-    /// Binds the article encoded in ``row`` to ``SQL/insertArticle``, ``SQL/insertArticleIfNew`` or
-    /// ``SQL/updateArticle`` (same parameter numbers). Text is bound from the row's buffer without a copy.
-    private func bindArticle(_ statement: SQLiteStatement, _ pending: Pending, _ contentHash: UInt64, rowOrFeed: Int64,
-                             now: Double) throws(StoreError) -> SQLiteStatement {
+    /// Binds the article encoded in ``row`` to ``SQL/insertArticle`` or ``SQL/updateArticle`` (same parameter
+    /// numbers). Text is bound from the row's buffer without a copy.
+    private func bindArticle(_ statement: SQLiteStatement, _ pending: Pending, _ contentHash: UInt64, _ keyHash: Int64,
+                             rowOrFeed: Int64, now: Double) throws(StoreError) -> SQLiteStatement {
         let article = pending.article
         let published = article.published?.timeIntervalSince1970
         let updated = article.updated?.timeIntervalSince1970
@@ -578,6 +571,7 @@ public final class StoreContext {
         try statement.bind(Int64(bitPattern: contentHash), at: 25)
         try statement.bind(published ?? updated ?? now, at: 26)
         try statement.bind(now, at: 27)
+        try statement.bind(keyHash, at: 28)
         return statement
     }
 

@@ -14,7 +14,7 @@ struct StoreTests {
         #expect(raw.integer("PRAGMA page_size") == 8192)
         #expect(raw.strings("SELECT value FROM store_info WHERE name = 'content_hash'") == [ArticleHasher.version])
         let indexes = raw.strings("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'articles' ORDER BY name")
-        #expect(indexes.contains("articles_by_date") && indexes.contains("articles_by_feed_date"))
+        #expect(indexes.contains("articles_by_date") && indexes.contains("articles_by_feed_date") && indexes.contains("articles_by_key"))
         let plan = raw.strings("EXPLAIN QUERY PLAN SELECT id FROM articles WHERE feed_id = 1 AND sort_date >= 0 ORDER BY sort_date DESC LIMIT 5", column: 3)
         #expect(plan.joined().contains("articles_by_feed_date"), "\(plan)")
         // Reopening is a no-op: same version, same data.
@@ -271,6 +271,36 @@ struct StoreTests {
         context.discardFeed(fixture.feed)
         #expect(context.activeFeeds.isEmpty)
         #expect(try context.articleCount() == 0, "a discarded feed's pending articles are not written")
+    }
+
+    /// The intended shape: one Store shared by worker threads, each with its own context; only IDs and values
+    /// cross threads. Workers ingest overlapping feeds at once and every article is new exactly once.
+    @Test func workerThreadsEachWithTheirOwnContext() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = StoreConfiguration()
+        configuration.batchSize = 8
+        let store = try Store(path: directory.file("store.sqlite"), configuration: configuration)
+        let urls = (0..<3).map { "https://example.com/\($0).xml" }
+        let feedIDs = try store.makeContext().feeds(urls: urls)
+        let newCounts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<3 {
+                group.addTask {
+                    let context = try store.makeContext()  // made and used on this task only
+                    var new = 0
+                    for offset in 0..<3 {
+                        let index = (worker + offset) % 3
+                        let articles = (0..<60).map { makeArticle("t\(index)-\($0)", feed: urls[index]) }
+                        new += try context.ingest(articles, into: feedIDs[index]).summary.new
+                    }
+                    return new
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(newCounts == 180, "each article is new exactly once across the workers")
+        let context = try store.makeContext()
+        #expect(try context.articleCount() == 180)
+        #expect(try context.feedStatuses().map(\.articleCount) == [60, 60, 60])
     }
 
     @Test func migrationsRunForwardAndANewerSchemaIsRefused() throws {

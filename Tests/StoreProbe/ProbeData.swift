@@ -13,10 +13,19 @@ enum ProbeData {
     /// The guid of article `index` of `feed`.
     static func guid(feed: Int, index: Int) -> String { "urn:probe:\(feed):\(index)" }
 
-    /// Article `index` of `feed`.
-    static func article(feed: Int, index: Int, version: Int = 1) -> Article {
+    /// A random-looking guid for article `index` of `feed`, like the `urn:uuid:` guids of many real feeds: its
+    /// position in the key index is random, the worst case for inserts.
+    static func randomGUID(feed: Int, index: Int) -> String {
+        var random = SplitMix64(seed: UInt64(feed) << 32 ^ UInt64(index) ^ 0x5555_AAAA)
+        let (a, b) = (random.next(), random.next())
+        return "urn:uuid:" + String(a, radix: 16) + "-" + String(b, radix: 16)
+    }
+
+    /// Article `index` of `feed`; with `randomGUIDs`, its guid is ``randomGUID(feed:index:)``.
+    static func article(feed: Int, index: Int, version: Int = 1, randomGUIDs: Bool = false) -> Article {
         var random = SplitMix64(seed: UInt64(feed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index))
-        var article = Article(id: guid(feed: feed, index: index), idSource: .guid, feed: feedURL(feed))
+        let id = randomGUIDs ? randomGUID(feed: feed, index: index) : guid(feed: feed, index: index)
+        var article = Article(id: id, idSource: .guid, feed: feedURL(feed))
         let changed = version > 1 && index % 3 == 0
         let suffix = changed ? " (v\(version))" : ""
         article.title = titles[random.next(titles.count)] + " — Zürich — 東京 #\(index)" + suffix

@@ -5,7 +5,7 @@
 //       Ingests the deterministic ProbeData set, feed by feed, and reports each commit on stdout as it happens:
 //       `commit FEED INDEX` (every article of FEED up to INDEX is durable), `finish FEED SEEN NEW UPDATED UNCHANGED`
 //       and at the end `done NEW UPDATED UNCHANGED`. The ArticleStore tests SIGKILL it at random commits.
-//   StoreProbe bench [--articles 160000] [--feeds 1] [--batch 256] [--store PATH]
+//   StoreProbe bench [--articles 160000] [--feeds 1] [--batch N] [--random-guids] [--store PATH]
 //       Measures store throughput on a fresh store: articles/s with ~1.6 KB articles, then a rerun (all unchanged).
 //   StoreProbe bench --feed FILE [--batch 256] [--runs 1]
 //       The issue's measure: parsing FILE alone (Syndication's FeedParser) against parsing it into a fresh store,
@@ -27,7 +27,7 @@ struct Options {
         while let argument = iterator.next() {
             guard argument.hasPrefix("--") else { continue }
             let name = String(argument.dropFirst(2))
-            if ["reverse"].contains(name) { flags.insert(name) } else { values[name] = iterator.next() }
+            if ["reverse", "random-guids"].contains(name) { flags.insert(name) } else { values[name] = iterator.next() }
         }
     }
 
@@ -101,6 +101,7 @@ func bench(_ options: Options) throws(StoreError) {
     let count = options.int("articles", 160_000)
     let feeds = max(options.int("feeds", 1), 1)
     let perFeed = (count + feeds - 1) / feeds
+    let randomGUIDs = options.flags.contains("random-guids")
     let path = options.values["store"] ?? NSTemporaryDirectory() + "storeprobe-bench-\(getpid()).sqlite"
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     defer { if options.values["store"] == nil { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } } }
@@ -111,7 +112,7 @@ func bench(_ options: Options) throws(StoreError) {
     let generation = ContinuousClock().measure {
         for feed in 0..<feeds {
             for index in 0..<perFeed {
-                let article = ProbeData.article(feed: feed, index: index)
+                let article = ProbeData.article(feed: feed, index: index, randomGUIDs: randomGUIDs)
                 bytes += (article.title?.utf8.count ?? 0) + (article.link?.utf8.count ?? 0) + article.id.utf8.count
                     + (article.summary?.value.utf8.count ?? 0) + (article.content?.value.utf8.count ?? 0)
                     + article.enclosures.reduce(0) { $0 + $1.url.utf8.count } + article.categories.reduce(0) { $0 + $1.utf8.count }
@@ -122,6 +123,8 @@ func bench(_ options: Options) throws(StoreError) {
     let generationCPU = cpuSeconds() - generationCPUStart
     var configuration = StoreConfiguration()
     configuration.batchSize = options.int("batch", configuration.batchSize)
+    configuration.cacheSizeKiB = options.int("cache-kib", configuration.cacheSizeKiB)
+    configuration.walAutocheckpointPages = options.int("checkpoint-pages", configuration.walAutocheckpointPages)
     let store = try Store(path: path, configuration: configuration)
     let context = try store.makeContext()
     let ids = try context.feeds(urls: (0..<feeds).map(ProbeData.feedURL))
@@ -133,7 +136,7 @@ func bench(_ options: Options) throws(StoreError) {
         for feed in 0..<feeds {
             try context.beginFeed(ids[feed])
             for index in 0..<perFeed {
-                _ = try context.store(ProbeData.article(feed: feed, index: index), in: ids[feed])
+                _ = try context.store(ProbeData.article(feed: feed, index: index, randomGUIDs: randomGUIDs), in: ids[feed])
             }
             last = try context.finishFeed(ids[feed], FeedSuccess(validators: FeedValidators(etag: "bench")))
         }
@@ -151,7 +154,7 @@ func bench(_ options: Options) throws(StoreError) {
     let freshStore = max(seconds(fresh) - generationSeconds, 1e-9)
     let rerunStore = max(seconds(rerun) - generationSeconds, 1e-9)
     let megabytes = Double(bytes) / 1_048_576
-    print("StoreProbe bench: \(total) articles in \(feeds) feed(s), \(String(format: "%.0f", Double(bytes) / Double(total))) bytes of text each, batch \(configuration.batchSize)")
+    print("StoreProbe bench: \(total) articles in \(feeds) feed(s)\(randomGUIDs ? " with random guids" : ""), \(String(format: "%.0f", Double(bytes) / Double(total))) bytes of text each, batch \(configuration.batchSize)")
     print(String(format: "  generate only           %7.3f s", generationSeconds))
     print(String(format: "  fresh store (gen+store) %7.3f s   store alone %7.3f s = %8.0f articles/s, %6.1f MB/s of text",
                  seconds(fresh), freshStore, Double(total) / freshStore, megabytes / freshStore))
