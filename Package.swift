@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "CExpatNoop", "CZlib"],
+            dependencies: ["ExpatXML", "Syndication", "CExpatNoop", "CZlib"],
             path: "Benchmarks/ExpatBench"
         ),
 
@@ -37,6 +37,7 @@ let package = Package(
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
+        .testTarget(name: "feedingestTests"),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import CExpatNoop
 import ExpatXML
 import Foundation
+import Syndication
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -12,10 +13,12 @@ enum Variant: String, CaseIterable, Codable, Sendable {
     case stringAPI = "string-api"
     case foundationStream = "xmlparser-stream"
     case foundationData = "xmlparser-data"
+    /// Syndication's FeedParser: every field of every article, dates parsed, URLs resolved, repairs on.
+    case syndication = "syndication"
     /// Not a parser: the child process that does nothing, for the RSS floor of this binary.
     case idle
 
-    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .foundationStream, .foundationData]
+    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .syndication, .foundationStream, .foundationData]
 
     var title: String {
         switch self {
@@ -24,6 +27,7 @@ enum Variant: String, CaseIterable, Codable, Sendable {
         case .stringAPI: "ExpatXML String API (ExpatXMLParser)"
         case .foundationStream: "Foundation XMLParser(stream:)"
         case .foundationData: "Foundation XMLParser(data:)"
+        case .syndication: "Syndication FeedParser (full articles)"
         case .idle: "idle process (floor)"
         }
     }
@@ -42,6 +46,8 @@ struct RunOutcome: Codable {
     var elements: Int?
     var tally: WorkTally?
     var failure: String?
+    /// Syndication only: how many articles had a parsed date.
+    var parsedDates: Int?
 }
 
 /// Where a variant gets its bytes: all in memory (the timed rounds) or streamed (the peak-RSS probes).
@@ -70,6 +76,7 @@ enum Runner {
         case .byteAPI: outcome = runByteAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
         case .stringAPI: outcome = runStringAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
         case .foundationStream, .foundationData: outcome = runFoundation(variant, input, format: format)
+        case .syndication: outcome = runSyndication(input, chunkSize: chunkSize, generated: &manifest)
         }
         if let manifest { verify(&outcome, against: manifest) }
         return outcome
@@ -81,6 +88,16 @@ enum Runner {
         if let elements = outcome.elements, elements != manifest.elements {
             outcome.ok = false
             outcome.failure = "saw \(elements) elements, expected \(manifest.elements)"
+        }
+        if let parsedDates = outcome.parsedDates, var tally = outcome.tally {
+            // Syndication reports dates parsed, not their raw bytes: every article's date must have parsed.
+            tally.pubDateBytes = manifest.expected.pubDateBytes
+            if parsedDates != tally.items {
+                outcome.ok = false
+                outcome.failure = "\(tally.items - parsedDates) articles without a parsed date"
+                return
+            }
+            outcome.tally = tally
         }
         if let tally = outcome.tally, tally != manifest.expected {
             outcome.ok = false
@@ -133,6 +150,27 @@ enum Runner {
                            parse: { try parser.parse($0) }, finish: { try parser.finish() })
         let times = clock.read()
         return withExtendedLifetime(delegate) { outcome(delegate.work.record, times, failure: failure) }
+    }
+
+    /// Full article extraction: the product's own parser, all fields, dates parsed, repairs on. The tally checks
+    /// title, link and guid bytes against the generator; the date is checked by parsing (pubDateBytes counts the
+    /// raw text only when it parsed), so an article whose date did not parse fails the run.
+    private static func runSyndication(_ input: Input, chunkSize: Int, generated: inout FeedManifest?) -> RunOutcome {
+        let clock = Stopwatch()
+        var record = WorkRecord()
+        let parser = FeedParser(source: "bench") { article, _ in
+            if record.firstItemNanos == 0 { record.firstItemNanos = monotonicNanos() - clock.wallStart }  // the first complete article
+            record.tally.items += 1
+            record.tally.titleBytes += article.title?.utf8.count ?? 0
+            record.tally.linkBytes += article.link?.utf8.count ?? 0
+            record.tally.guidBytes += article.id.utf8.count
+            if article.published != nil || article.updated != nil { record.parsedDates += 1 }
+        }
+        let failure = feed(input, chunkSize: chunkSize, generated: &generated,
+                           parse: { try parser.parse($0) }, finish: { try parser.finish() })
+        var outcome = outcome(record, clock.read(), failure: failure)
+        outcome.parsedDates = record.parsedDates
+        return outcome
     }
 
     private static func runFoundation(_ variant: Variant, _ input: Input, format: FeedFormat) -> RunOutcome {

@@ -72,6 +72,7 @@ let atomNamespace = "http://www.w3.org/2005/Atom"
 struct WorkRecord {
     var tally = WorkTally()
     var firstItemNanos: UInt64 = 0
+    var parsedDates = 0
     var current = ItemFields()
     var firstItem: ItemFields?
     var lastItem: ItemFields?

@@ -125,7 +125,47 @@ final class InputRepairFilter {
             runStart = count
         }
 
+        let skipsHighBytes = !validatesUTF8
         scanning: while index < count {
+            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below.
+            // Printable ASCII (and, when not validating UTF-8, every high byte) passes unless it can end the mode.
+            // One subtract-and-compare: 0x20...0x7F, or 0x20...0xFF when high bytes need no UTF-8 check.
+            let plainLimit: UInt8 = skipsHighBytes ? 0xE0 : 0x60
+            switch mode {
+            case .text:
+                while index < count {
+                    let byte = base[index]
+                    if byte &- 0x20 < plainLimit && byte != 0x26 && byte != 0x3C { index += 1; continue }
+                    // The references XML predefines, the commonest stop in escaped HTML: step over them here.
+                    if byte == 0x26 && index + 5 < count {
+                        let next = base[index + 1], second = base[index + 2], third = base[index + 3]
+                        if (next == 0x6C || next == 0x67) && second == 0x74 && third == 0x3B { index += 4; continue }  // &lt; &gt;
+                        if next == 0x61 && second == 0x6D && third == 0x70 && base[index + 4] == 0x3B { index += 5; continue }  // &amp;
+                    }
+                    // A well-formed two- or three-byte UTF-8 character outside the special ranges.
+                    if byte >= 0xC2 && byte <= 0xDF && validatesUTF8 && index + 1 < count && base[index + 1] & 0xC0 == 0x80 {
+                        index += 2; continue
+                    }
+                    if byte >= 0xE1 && byte <= 0xEC && validatesUTF8 && index + 2 < count
+                        && base[index + 1] & 0xC0 == 0x80 && base[index + 2] & 0xC0 == 0x80 {
+                        index += 3; continue
+                    }
+                    break
+                }
+            case .tag:
+                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x22, byte != 0x27, byte != 0x3E { index += 1 }
+            case .attribute(let quote):
+                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != quote, byte != 0x26 { index += 1 }
+            case .cdata:
+                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x5D { index += 1 }
+            case .comment:
+                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x2D { index += 1 }
+            case .processingInstruction:
+                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x3F { index += 1 }
+            case .doctype:
+                break
+            }
+            if index >= count { break }
             let byte = base[index]
             // Bytes that need no thought in any mode: printable ASCII that ends nothing here.
             if byte >= 0x20 && byte < 0x80 {
@@ -137,6 +177,12 @@ final class InputRepairFilter {
                         case .keep(let length): index += length
                         case .replace(let length, let replacement): try replace(at: index, skipping: length, with: replacement); index += length
                         }
+                        continue
+                    }
+                    if byte == 0x3C, rootSeen || !declaresWellKnownPrefixes, index + 1 < count,
+                       case let next = base[index + 1], next == 0x2F || Self.isNameStart(next) {
+                        mode = .tag  // a start or end tag, the commonest markup
+                        index += 1
                         continue
                     }
                     if byte == 0x3C {  // <

@@ -104,7 +104,14 @@ struct Capture {
 
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
     func value() -> String {
-        var text = String(decoding: bytes, as: UTF8.self).trimmingXMLWhitespace()
+        var text = bytes.withUnsafeBufferPointer { buffer -> String in
+            // Trim the bytes, then decode once.
+            var start = 0, end = buffer.count
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+            while start < end && isSpace(buffer[start]) { start += 1 }
+            while end > start && isSpace(buffer[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+        }
         if isBase64, let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
            let decoded = String(data: data, encoding: .utf8) {
             // Undecodable or non-UTF-8 payloads stay as they were written rather than being lost.
@@ -167,8 +174,11 @@ final class FeedEventHandler: XMLEventHandler {
     private var depth = 0
     private var channelDepth = 0
     private var item: ItemBuilder?
+    private var itemDepth = 0
     private var capture: Capture?
+    private var captureDepth = 0
     private var person: PersonBuilder?
+    private var personDepth = 0
     private var skipDepth = 0
     private var imageDepth = 0
     private var mediaGroupDepth = 0
@@ -196,7 +206,7 @@ final class FeedEventHandler: XMLEventHandler {
 
     func startElement(_ name: XMLName, attributes: XMLAttributes) {
         depth += 1
-        if capture != nil {
+        if captureDepth > 0 {
             capture!.startChild(name, attributes: attributes)
             return
         }
@@ -214,8 +224,9 @@ final class FeedEventHandler: XMLEventHandler {
             metadata.format?.version = "0.90"  // RDF with the Netscape 0.9 vocabulary
         }
 
-        if let item {
-            if let person, depth == person.depth + 1, isAtom {
+        if itemDepth > 0 {
+            // Depths are kept apart from the builders: `if let item` would copy a 40-field struct per element.
+            if personDepth > 0, depth == personDepth + 1, isAtom {
                 switch tag {
                 case .name: begin(.personName)
                 case .email: begin(.personEmail)
@@ -224,7 +235,7 @@ final class FeedEventHandler: XMLEventHandler {
                 }
                 return
             }
-            let isChild = depth == item.depth + 1 || (mediaGroupDepth > 0 && depth == mediaGroupDepth + 1)
+            let isChild = depth == itemDepth + 1 || (mediaGroupDepth > 0 && depth == mediaGroupDepth + 1)
             guard isChild else { return }
             itemElement(tag, isAtom: isAtom, isRSS: isRSS, attributes)
             return
@@ -237,7 +248,7 @@ final class FeedEventHandler: XMLEventHandler {
             channelDepth = 2
             return
         }
-        if let person, depth == person.depth + 1, isAtom {
+        if personDepth > 0, depth == personDepth + 1, isAtom {
             switch tag {
             case .name: begin(.personName)
             case .email: begin(.personEmail)
@@ -269,12 +280,13 @@ final class FeedEventHandler: XMLEventHandler {
             if frames.count > 1 && frames[frames.count - 1].depth == depth { frames.removeLast() }
             depth -= 1
         }
-        if let current = capture {
-            if depth > current.depth {
+        if captureDepth > 0 {
+            if depth > captureDepth {
                 capture!.endChild(name)
                 return
             }
-            capture = nil
+            let current = capture.take()!
+            captureDepth = 0
             xml.isCollectingText = false
             assign(current)
             return
@@ -283,16 +295,17 @@ final class FeedEventHandler: XMLEventHandler {
             if depth == skipDepth { skipDepth = 0 }
             return
         }
-        if let person, depth == person.depth {
+        if personDepth > 0 && depth == personDepth, let person {
             self.person = nil
+            personDepth = 0
             if person.person != Person() {
                 if person.forItem { item?.atomAuthors.append(person.person) } else { appendUnique(person.person, to: &metadata.authors) }
             }
             return
         }
         if mediaGroupDepth > 0 && depth == mediaGroupDepth { mediaGroupDepth = 0; return }
-        if let item, depth == item.depth {
-            self.item = nil
+        if itemDepth > 0 && depth == itemDepth, let item = item.take() {
+            itemDepth = 0
             emit(item)
             return
         }
@@ -371,6 +384,7 @@ final class FeedEventHandler: XMLEventHandler {
         var newCapture = Capture(field: field, depth: depth, kind: kind, base: base)
         newCapture.isXHTML = xhtml
         capture = newCapture
+        captureDepth = depth
         xml.isCollectingText = true
     }
 
@@ -404,6 +418,7 @@ final class FeedEventHandler: XMLEventHandler {
             builder.rdfAbout = about.string
         }
         item = builder
+        itemDepth = depth
     }
 
     private func itemElement(_ tag: Tag, isAtom: Bool, isRSS: Bool, _ attributes: XMLAttributes) {
@@ -434,7 +449,10 @@ final class FeedEventHandler: XMLEventHandler {
         case .contentEncoded: begin(.itemContentEncoded, kind: .html)
         case .author where isRSS: begin(.itemRSSAuthor)
         case .author where isAtom, .contributor where isAtom:
-            if tag == .author { person = PersonBuilder(depth: depth, forItem: true) }
+            if tag == .author {
+                person = PersonBuilder(depth: depth, forItem: true)
+                personDepth = depth
+            }
         case .category where isRSS: begin(.itemCategory)
         case .category where isAtom:
             if let term = attributes.value(localName: "term") ?? attributes.value(localName: "label") {
@@ -505,7 +523,7 @@ final class FeedEventHandler: XMLEventHandler {
     }
 
     private func appendEnclosure(_ enclosure: Enclosure) {
-        guard let current = item, !current.enclosures.contains(where: { $0.url == enclosure.url }) else { return }
+        guard itemDepth > 0, item?.enclosures.contains(where: { $0.url == enclosure.url }) == false else { return }
         item!.enclosures.append(enclosure)
     }
 
@@ -574,7 +592,9 @@ final class FeedEventHandler: XMLEventHandler {
             if let term = attributes.value(localName: "term") ?? attributes.value(localName: "label") {
                 appendCategory(term.string, to: &metadata.categories)
             }
-        case .author where isAtom: person = PersonBuilder(depth: depth, forItem: false)
+        case .author where isAtom:
+            person = PersonBuilder(depth: depth, forItem: false)
+            personDepth = depth
         case .dcLanguage: begin(.feedDCLanguage)
         case .dcRights: begin(.feedDCRights)
         case .dcDate: begin(.feedDCDate)
@@ -740,7 +760,8 @@ final class FeedEventHandler: XMLEventHandler {
         article.enclosures = item.enclosures
         article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
             ?? item.enclosures.first(where: { $0.type?.hasPrefix("image/") == true })?.url
-            ?? Self.firstImage(in: article.content) ?? Self.firstImage(in: article.summary)
+            ?? Self.firstImage(in: article.content?.type == .html ? article.content : nil)
+            ?? Self.firstImage(in: article.summary?.type == .html ? article.summary : nil)
         article.comments = item.comments
         article.commentsFeed = item.commentsFeed
         article.commentCount = item.commentCount
@@ -763,7 +784,11 @@ final class FeedEventHandler: XMLEventHandler {
     /// are written. Whichever part holds an `@` is the address; text in angle brackets is an address only
     /// if it looks like one, so `<p>Name</p>` stays a name.
     static func rssPerson(_ text: String) -> Person {
-        func isAddress(_ part: String) -> Bool { part.contains("@") && !part.contains(" ") && !part.contains("<") }
+        // Most are a plain name: no parenthesis, angle bracket or @ (a byte scan, no Character work).
+        if !text.utf8.contains(where: { $0 == 0x28 || $0 == 0x3C || $0 == 0x40 }) { return Person(name: text) }
+        func isAddress(_ part: String) -> Bool {
+            part.utf8.contains(0x40) && !part.utf8.contains(0x20) && !part.utf8.contains(0x3C)  // @, no space, no <
+        }
         if let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
             let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
             let outside = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
@@ -816,17 +841,38 @@ final class FeedEventHandler: XMLEventHandler {
         }
     }
 
-    /// The `src` of the first `<img>` in HTML content.
+    /// The `src` of the first `<img>` in HTML content: one `memchr` scan for `<`, no Foundation search.
     private static func firstImage(in text: TextContent?) -> String? {
-        guard let text, text.type == .html, let img = text.value.range(of: "<img", options: .caseInsensitive) else { return nil }
-        let rest = text.value[img.upperBound...]
-        guard let end = rest.firstIndex(of: ">"), let src = rest[..<end].range(of: "src=", options: .caseInsensitive) else { return nil }
-        let value = rest[src.upperBound...]
-        guard let quote = value.first, quote == "\"" || quote == "'" else { return nil }
-        let body = value.dropFirst()
-        guard let close = body.firstIndex(of: quote) else { return nil }
-        let url = String(body[..<close]).replacingOccurrences(of: "&amp;", with: "&")
-        return url.isEmpty ? nil : url
+        guard var text = text?.value, text.utf8.count > 4 else { return nil }
+        return text.withUTF8 { bytes -> String? in
+            guard let base = bytes.baseAddress else { return nil }
+            let count = bytes.count
+            var index = 0
+            while index + 4 < count {
+                guard let found = memchr(base + index, 0x3C, count - index) else { return nil }
+                index = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                guard index + 3 < count, base[index] | 0x20 == 0x69, base[index + 1] | 0x20 == 0x6D, base[index + 2] | 0x20 == 0x67,
+                      [0x20, 0x09, 0x0A, 0x0D, 0x2F].contains(base[index + 3]) else { continue }
+                // Inside the tag, find src= and its quoted value.
+                var cursor = index + 3
+                while cursor + 5 < count && base[cursor] != 0x3E {
+                    if base[cursor] | 0x20 == 0x73, base[cursor + 1] | 0x20 == 0x72, base[cursor + 2] | 0x20 == 0x63, base[cursor + 3] == 0x3D,
+                       [0x20, 0x09, 0x0A, 0x0D].contains(base[cursor - 1]) {
+                        let quote = base[cursor + 4]
+                        guard quote == 0x22 || quote == 0x27 else { return nil }
+                        let start = cursor + 5
+                        var end = start
+                        while end < count && base[end] != quote { end += 1 }
+                        guard end < count, end > start else { return nil }
+                        let url = String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+                        return url.utf8.contains(0x26) ? url.replacingOccurrences(of: "&amp;", with: "&") : url
+                    }
+                    cursor += 1
+                }
+                return nil
+            }
+            return nil
+        }
     }
 
     private func appendCategory(_ text: String, to categories: inout [String]) {

@@ -131,28 +131,34 @@ public struct JSONWriter: Sendable {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func appendEscaped(_ value: String) {
-        bytes.append(0x22)
         var value = value
         value.withUTF8 { utf8 in
+            bytes.reserveCapacity(bytes.count + utf8.count + 2)
+            bytes.append(0x22)
+            guard let base = utf8.baseAddress else { bytes.append(0x22); return }
             var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                runStart = index + 1
+            var index = 0
+            let count = utf8.count
+            while index < count {
+                let byte = base[index]
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C { index += 1; continue }
+                if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
+                index += 1
+                runStart = index
+                bytes.append(0x5C)
                 switch byte {
-                case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
-                case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
-                case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
+                case 0x22, 0x5C: bytes.append(byte)
+                case 0x0A: bytes.append(0x6E)
+                case 0x0D: bytes.append(0x72)
+                case 0x09: bytes.append(0x74)
                 default:
-                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
+                    bytes.append(0x75); bytes.append(0x30); bytes.append(0x30)
+                    bytes.append(Self.hex[Int(byte >> 4)]); bytes.append(Self.hex[Int(byte & 0xF)])
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
+            bytes.append(0x22)
         }
-        bytes.append(0x22)
     }
 }
 

@@ -62,7 +62,7 @@ struct URLResolver {
             guard resolved != value else { continue }
             if output.isEmpty { output.reserveCapacity(bytes.count + 64) }
             output.append(contentsOf: bytes[copied..<attribute.lowerBound])
-            output.append(contentsOf: Array(resolved.replacingOccurrences(of: "&", with: "&amp;").utf8))
+            output.append(contentsOf: Array((resolved.utf8.contains(0x26) ? resolved.replacingOccurrences(of: "&", with: "&amp;") : resolved).utf8))
             copied = attribute.upperBound
         }
         if copied == 0 { return html }
@@ -96,7 +96,7 @@ struct URLResolver {
     }
 
     private static func decodeAmpersands(_ value: String) -> String {
-        value.contains("&amp;") ? value.replacingOccurrences(of: "&amp;", with: "&") : value
+        value.utf8.contains(0x26) ? value.replacingOccurrences(of: "&amp;", with: "&") : value
     }
 }
 
