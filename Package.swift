@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "ArticleStore", dependencies: ["CSQLite", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch"]),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(

@@ -1,4 +1,5 @@
 import ExpatXML
+import Fetch
 import Foundation
 import Syndication
 
@@ -8,7 +9,8 @@ enum ParseCommand {
         Usage: feedingest parse [options] FILE...
 
         Parses RSS and Atom files and prints one JSON object per article on stdout, in document order,
-        as soon as each article is parsed. Use - to read a feed from stdin.
+        as soon as each article is parsed. Use - to read a feed from stdin. Files ending in .gz are
+        inflated as they stream.
 
         Options:
           --report FILE   write a JSON report describing each input: format, version, encoding,
@@ -97,20 +99,42 @@ enum ParseCommand {
             guard let opened = ChunkReader(path: input) else { return failedSummary(parser, input, ChunkReader.lastOpenError()) }
             reader = opened
         }
+        // A .gz file (or gzip bytes on stdin) is inflated as it streams, the same Inflater HTTP bodies use.
+        let inflater: Inflater? = input.hasSuffix(".gz") ? Inflater(format: .gzip) : nil
         do {
             while true {
                 let chunk = try reader.next()
                 if chunk.isEmpty { break }
                 var failure: FeedError?
                 chunk.withUnsafeBytes { bytes in
-                    do throws(FeedError) { try parser.parse(bytes) } catch { failure = error }
+                    guard let inflater else {
+                        do throws(FeedError) { try parser.parse(bytes) } catch { failure = error }
+                        return
+                    }
+                    do throws(InflateError) {
+                        try inflater.inflate(bytes) { inflated in
+                            do throws(FeedError) { try parser.parse(inflated) } catch { failure = error }
+                            return failure == nil
+                        }
+                    } catch {
+                        failure = FeedError(kind: .xml(.readFailed), message: "gzip: \(error.message)", line: 0, column: 0,
+                                            byteOffset: -1, source: input)
+                    }
                 }
                 if let failure { throw failure }
                 StandardStreams.output.flush()  // articles of this chunk go out now, not at the end
             }
+            if let inflater {
+                do throws(InflateError) { try inflater.finish() } catch {
+                    throw FeedError(kind: .xml(.readFailed), message: "gzip: \(error.message)", line: 0, column: 0, byteOffset: -1, source: input)
+                }
+            }
             try parser.finish()
-        } catch is FeedError {
-            // The summary carries it.
+        } catch let error as FeedError {
+            var summary = parser.summary
+            if summary.error == nil { summary.error = error }  // an inflate error; the parser's own is already there
+            StandardStreams.output.flush()
+            return summary
         } catch {
             return failedSummary(parser, input, "read failed: \((error as? ChunkReader.ReadError)?.message ?? "\(error)")")
         }
