@@ -77,6 +77,7 @@ final class Delivery {
     private func process(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil, !bytes.isEmpty else { return }
         bodyBytes += Int64(bytes.count)
+        hasher?.update(bytes)
         if sniffsGzip {
             sniffsGzip = false
             if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
@@ -104,7 +105,6 @@ final class Delivery {
                             url: url, status: response?.status))
             return false
         }
-        hasher?.update(bytes)
         do {
             try consumer.fetchDidReceive(bytes)
         } catch {

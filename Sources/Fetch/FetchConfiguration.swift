@@ -67,7 +67,8 @@ public struct FetchConfiguration: Sendable, Hashable {
     /// The `Accept` header: feed types first. Default `application/rss+xml, application/atom+xml,
     /// application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5`.
     public var accept: String = "application/rss+xml, application/atom+xml, application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"
-    /// Whether to hash each body with SHA-256 while it streams (``FetchResult/bodySHA256``). Default `true`.
+    /// Whether to hash each body, as received, with SHA-256 while it streams (``FetchResult/bodySHA256``).
+    /// Default `true`.
     public var computesBodyHash: Bool = true
     /// A file of CA certificates to trust instead of the system's (`CURLOPT_CAINFO`), or `nil` for the system's.
     public var certificateAuthorityFile: String? = nil

@@ -102,7 +102,7 @@ public struct FetchResponse: Sendable, Hashable {
     }
 
     /// The `charset` parameter of `Content-Type`, unquoted (`iso-8859-1`), or `nil`. Fetch passes it to the XML parser
-    /// as ``ExpatXML/ExpatXMLConfiguration/charsetHint``.
+    /// as `ExpatXMLConfiguration.charsetHint`.
     public var charset: String? {
         guard let contentType = headers["Content-Type"] else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {

@@ -66,7 +66,7 @@ public final class FetchTransfer: Sendable {
 
     /// Delivers the response and body to `consumer` on the calling thread, blocking until the transfer ends.
     ///
-    /// Use it from a worker thread; from Swift concurrency prefer ``Fetcher/fetch(_:into:)-(_,sending _)``.
+    /// Use it from a worker thread; from Swift concurrency prefer the `async` `Fetcher.fetch(_:into:)`.
     public func deliver(to consumer: some FetchConsumer) -> FetchResult {
         claim()
         let delivery = Delivery(transfer: self, consumer: consumer)

@@ -51,7 +51,7 @@ public final class Fetcher: Sendable {
     /// ``FetchTransfer/deliver(to:on:completion:)``.
     ///
     /// `http` and `https` URLs go to the transfer thread. A `file:` URL is read only when the request came from
-    /// ``FetchRequest/localFile(_:)-(String)``; any other scheme fails with ``FetchError/Kind/unsupportedScheme``.
+    /// `FetchRequest.localFile(_:)`; any other scheme fails with ``FetchError/Kind/unsupportedScheme``.
     public func start(_ request: FetchRequest) -> FetchTransfer {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let isNetwork = ["http", "https"].contains(request.scheme) && !request.url.isFileURL

@@ -106,7 +106,7 @@ extension ExpatXMLParser {
 extension XMLPushParser {
     /// Fetches `url` and parses the body as it arrives into `handler`, on the calling thread; blocks until done.
     ///
-    /// Like ``ExpatXML/ExpatXMLParser/parse(contentsOf:delegate:configuration:validators:using:)``, for the byte-view API.
+    /// Like `ExpatXMLParser.parse(contentsOf:delegate:configuration:validators:using:)`, for the byte-view API.
     @discardableResult
     public static func parse(contentsOf url: URL, handler: any XMLEventHandler,
                              configuration: ExpatXMLConfiguration = ExpatXMLConfiguration(),

@@ -34,12 +34,16 @@ struct FaultServerTests {
         #expect(response.mediaType == "application/rss+xml")
         #expect(result.bodyBytes == result.decodedBytes)
         #expect(result.contentEncoding == nil)
-        // The same body hashes the same; the hash is of the decoded bytes, so the gzip variant matches too.
-        let (gzipped, _) = fetch("/feed?items=25&gzip=1")
+        // The hash is of the body as received: the same body hashes the same, a gzip variant differently.
+        let (again, _) = fetch("/feed?items=25")
+        #expect(result.bodySHA256 != nil)
+        #expect(again.bodySHA256 == result.bodySHA256)
+        #expect(result.bodySHA256 == consumer.decoded.finalize())
+        let (gzipped, gzippedConsumer) = fetch("/feed?items=25&gzip=1")
         #expect(gzipped.contentEncoding == "gzip")
         #expect(gzipped.bodyBytes < gzipped.decodedBytes)
-        #expect(result.bodySHA256 != nil)
-        #expect(gzipped.bodySHA256 == result.bodySHA256)
+        #expect(gzipped.bodySHA256 != nil && gzipped.bodySHA256 != result.bodySHA256)
+        #expect(gzippedConsumer.decoded.finalize() == consumer.decoded.finalize())
     }
 
     @Test func chunkedEncodingWithOddChunkSizes() {

@@ -10,7 +10,27 @@ enum FeedFixture {
                                 "client", "archive", "morning", "evening", "river", "mountain", "signal", "window",
                                 "garden", "harbour", "lantern", "orbit", "pattern", "quartz", "ribbon", "saddle"]
 
-    /// An RSS 2.0 feed of `items` items, about 1.3 KB each, with varied text so it compresses like real feeds.
+    /// Writes an RSS 2.0 feed of `items` items to `file` a thousand items at a time, so a large feed never sits in
+    /// memory (the same bytes as ``rss(items:seed:)`` for the same item count when `items` ≤ 1000).
+    static func writeRSS(items: Int, to file: URL) throws {
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        var written = 0
+        var seed: UInt64 = 42
+        while written < items {
+            let batch = min(1000, items - written)
+            var text = String(decoding: rss(items: batch, seed: seed), as: UTF8.self)
+            // Keep the prologue only in the first batch and the epilogue only in the last.
+            if written > 0, let start = text.range(of: "<item>") { text = String(text[start.lowerBound...]) }
+            if written + batch < items, let end = text.range(of: "</channel>", options: .backwards) { text = String(text[..<end.lowerBound]) }
+            try handle.write(contentsOf: Data(text.utf8))
+            written += batch
+            seed &+= 1
+        }
+    }
+
+    /// An RSS 2.0 feed of `items` items, about 1.5 KB each, with varied text so it compresses like real feeds.
     static func rss(items: Int, seed: UInt64 = 42) -> Data {
         var state = seed
         func word() -> String {
@@ -102,6 +122,8 @@ final class ItemCounter: XMLEventHandler {
 final class CountingConsumer: FetchConsumer {
     let counter = ItemCounter()
     let inner: XMLParsingConsumer
+    /// SHA-256 of the decoded bytes the consumer received.
+    private(set) var decoded = SHA256()
     private(set) var finished = false
     private(set) var response: FetchResponse?
 
@@ -117,6 +139,7 @@ final class CountingConsumer: FetchConsumer {
     }
 
     func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
+        decoded.update(bytes)
         try inner.fetchDidReceive(bytes)
     }
 
@@ -151,13 +174,13 @@ func testConfiguration(_ change: (inout FetchConfiguration) -> Void = { _ in }) 
 }
 
 /// Fetches `url` with a ``CountingConsumer`` on a worker thread (the blocking API), for async tests that need the
-/// item count afterwards.
-func fetchCounting(_ fetcher: Fetcher, _ url: URL) async -> (FetchResult, Int) {
+/// item count and the hash of the decoded body afterwards.
+func fetchCounting(_ fetcher: Fetcher, _ url: URL) async -> (FetchResult, Int, SHA256Digest) {
     await withCheckedContinuation { continuation in
         Thread {
             let consumer = CountingConsumer()
             let result = fetcher.fetch(FetchRequest(url: url), into: consumer)
-            continuation.resume(returning: (result, consumer.items))
+            continuation.resume(returning: (result, consumer.items, consumer.decoded.finalize()))
         }.start()
     }
 }
