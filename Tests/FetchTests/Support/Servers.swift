@@ -153,7 +153,7 @@ final class FaultServer: Sendable {
 
 /// nginx from Debian, started on 127.0.0.1 with its own configuration, prefix and temp dirs in a temp folder;
 /// one per test process. It serves generated feeds at `/feeds/`, the shared corpora at `/corpus/`, and the same
-/// feeds rate-limited at `/slow/`, with gzip, ETag/Last-Modified and keep-alive; over TLS with HTTP/2 too, when
+/// feeds rate-limited at `/slow/` (uncompressed at `/plain/`, precompressed `.gz` files at `/static/`), with gzip, ETag/Last-Modified and keep-alive; over TLS with HTTP/2 too, when
 /// openssl is there to make a certificate.
 final class Nginx: Sendable {
     let port: Int
@@ -287,6 +287,8 @@ final class Nginx: Sendable {
                 root \(p)/www;
                 location /corpus/ { alias \(Paths.corpus.path)/; }
                 location /slow/ { alias \(p)/www/; limit_rate 256k; }
+                location /plain/ { alias \(p)/www/; gzip off; }
+                location /static/ { alias \(p)/www/; gzip off; gzip_static on; }
             }
         }
 
