@@ -62,3 +62,41 @@ struct RequestTests {
         return interfaces == ["lo"]
     }
 }
+
+/// A listening socket whose accept queue is full, so a new connection's SYN goes unanswered: a real connect timeout.
+@Suite("Connect timeout")
+struct ConnectTimeoutTests {
+    @Test func unansweredSYNTripsTheConnectTimeout() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 && listen(listener, 0) == 0
+            }
+        }
+        try #require(ready)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        // Fill the accept queue (backlog 0 holds one) with connections nobody accepts.
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<2 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fillers.append(fd)
+        }
+        Thread.sleep(forTimeInterval: 0.2)  // let the handshakes of the fillers settle (not a timing assertion)
+        let fetcher = Fetcher(configuration: testConfiguration { $0.connectTimeout = .milliseconds(1500) })
+        let result = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(port)/feed.xml")!), into: CountingConsumer())
+        let error = try #require(result.error)
+        #expect(error.kind == .timeout, "\(error)")
+        #expect(error.curlCode == .operationTimedOut)
+        #expect(error.message.lowercased().contains("connect"), "\(error.message)")  // the connect timeout, not the total one
+    }
+}
