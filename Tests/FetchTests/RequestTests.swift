@@ -57,8 +57,13 @@ struct RequestTests {
         #expect(error.curlCode == .couldntResolveHost)
     }
 
+    /// Whether this process's network namespace has no interface but loopback. /proc/self/net/dev follows the
+    /// process's namespace (/sys/class/net would show the namespace that mounted /sys).
     static var onlyLoopback: Bool {
-        let interfaces = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/net")) ?? ["unknown"]
+        guard let text = try? String(contentsOfFile: "/proc/self/net/dev", encoding: .utf8) else { return false }
+        let interfaces = text.split(separator: "\n").dropFirst(2).compactMap { line in
+            line.split(separator: ":", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         return interfaces == ["lo"]
     }
 }
