@@ -20,7 +20,9 @@ public protocol FetchConsumer: AnyObject {
 }
 
 extension FetchConsumer {
+    /// Does nothing.
     public func fetchDidReceiveResponse(_ response: FetchResponse) throws {}
+    /// Does nothing.
     public func fetchDidFinish() throws {}
 }
 
