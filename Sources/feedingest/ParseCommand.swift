@@ -6,10 +6,11 @@ import Syndication
 /// `feedingest parse FILE... [--report FILE]`: articles of feed files as NDJSON, without a store.
 enum ParseCommand {
     static let help = """
-        Usage: feedingest parse [options] FILE...
+        Usage: feedingest parse [options] FILE|URL...
 
-        Parses RSS and Atom files and prints one JSON object per article on stdout, in document order,
-        as soon as each article is parsed. Use - to read a feed from stdin. Files ending in .gz are
+        Parses RSS and Atom feeds and prints one JSON object per article on stdout, in document order,
+        as soon as each article is parsed. FILE may be a path, - for stdin, or an http(s) URL, which is
+        fetched and parsed as it downloads. Files ending in .gz (and gzip-encoded responses) are
         inflated as they stream.
 
         Options:
@@ -81,6 +82,8 @@ enum ParseCommand {
 
     /// Streams one input through a FeedParser, printing each article as it completes.
     static func parse(_ input: String, configuration: FeedParserConfiguration) -> FeedSummary {
+        let lowered = input.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return parseURL(input, configuration: configuration) }
         var json = JSONWriter()
         let parser = FeedParser(source: input, configuration: configuration) { article, _ in
             json.reset()
@@ -140,6 +143,63 @@ enum ParseCommand {
         }
         StandardStreams.output.flush()
         return parser.summary
+    }
+
+    /// The one fetcher of this process, made on first use (only `parse URL` needs it).
+    nonisolated(unsafe) private static var fetcher: Fetcher?  // the command runs on one thread
+
+    /// Fetches a feed with libcurl and parses its body as it arrives (inflating gzip on the fly), printing
+    /// each article as it completes. The Content-Type charset is the parser's hint; the final URL after
+    /// redirects is the base for relative links.
+    static func parseURL(_ input: String, configuration: FeedParserConfiguration) -> FeedSummary {
+        let placeholder = FeedParser(source: input, configuration: configuration) { _, _ in }
+        guard let url = URL(string: input), url.host != nil else { return failedSummary(placeholder, input, "not a valid URL") }
+        if fetcher == nil { fetcher = Fetcher() }
+        let consumer = PrintingConsumer(source: input, configuration: configuration)
+        let result = fetcher!.fetch(FetchRequest(url: url), into: consumer)
+        StandardStreams.output.flush()
+        let parser = consumer.parser ?? placeholder
+        var summary = parser.summary
+        if summary.error == nil, let error = result.error {
+            summary.error = FeedError(kind: .xml(.readFailed), message: error.description, line: 0, column: 0, byteOffset: -1, source: input)
+        } else if summary.error == nil, case .notModified = result.outcome {
+            summary.error = FeedError(kind: .xml(.readFailed), message: "not modified (HTTP 304) without validators", line: 0, column: 0,
+                                      byteOffset: -1, source: input)
+        }
+        return summary
+    }
+
+    /// Feeds a fetched body into a FeedParser made when the response arrives (so its charset can be the hint).
+    final class PrintingConsumer: FetchConsumer {
+        private let source: String
+        private let configuration: FeedParserConfiguration
+        private(set) var parser: FeedParser?
+        private var json = JSONWriter()
+
+        init(source: String, configuration: FeedParserConfiguration) {
+            self.source = source
+            self.configuration = configuration
+        }
+
+        func fetchDidReceiveResponse(_ response: FetchResponse) throws {
+            var configuration = self.configuration
+            if configuration.xml.charsetHint == nil { configuration.xml.charsetHint = response.charset }
+            parser = FeedParser(source: source, baseURL: response.url.absoluteString, configuration: configuration) { [unowned self] article, _ in
+                json.reset()
+                article.write(to: &json)
+                json.raw(0x0A)
+                StandardStreams.output.write(json.bytes)
+            }
+        }
+
+        func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
+            try parser?.parse(bytes)
+            StandardStreams.output.flush()  // articles go out as the body arrives
+        }
+
+        func fetchDidFinish() throws {
+            try parser?.finish()
+        }
     }
 
     private static func failedSummary(_ parser: FeedParser, _ input: String, _ message: String) -> FeedSummary {
