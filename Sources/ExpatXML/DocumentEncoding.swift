@@ -130,20 +130,25 @@ enum EncodingSniffer {
     /// The answer depends only on the bytes, never on how they were split into chunks.
     static func sniff(_ prefix: UnsafeRawBufferPointer, hint: String?, isComplete: Bool, maximumDeclarationBytes: Int) -> Outcome {
         let b = prefix
+        // A byte-order mark wins over everything, the declaration included: the protocol encoding is set
+        // explicitly, so expat cannot switch to a conflicting 8-bit declaration (RFC 7303, section 3).
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF {
-            return .decided(DocumentEncoding(name: "UTF-8", label: nil, source: .byteOrderMark), .native(expatName: nil))
+            return .decided(DocumentEncoding(name: "UTF-8", label: nil, source: .byteOrderMark), .native(expatName: "UTF-8"))
         }
         if b.count >= 2, (b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE) {
             let name = b[0] == 0xFE ? "UTF-16BE" : "UTF-16LE"
-            return .decided(DocumentEncoding(name: name, label: nil, source: .byteOrderMark), .native(expatName: nil))
+            return .decided(DocumentEncoding(name: name, label: nil, source: .byteOrderMark), .native(expatName: "UTF-16"))
         }
-        if b.count < 4 && !isComplete { return .needMoreBytes }
-        if b.count >= 4, b[0] == 0x00, b[1] == 0x3C, b[2] == 0x00, b[3] == 0x3F {
+        if b.count < 2 && !isComplete { return .needMoreBytes }
+        // UTF-16 without a mark: an ASCII '<' or white space beside a zero byte cannot be anything else.
+        let asciiStart: Set<UInt8> = [0x3C, 0x20, 0x09, 0x0A, 0x0D]
+        if b.count >= 2, b[0] == 0x00, asciiStart.contains(b[1]) {
             return .decided(DocumentEncoding(name: "UTF-16BE", label: nil, source: .byteOrderMark), .native(expatName: "UTF-16BE"))
         }
-        if b.count >= 4, b[0] == 0x3C, b[1] == 0x00, b[2] == 0x3F, b[3] == 0x00 {
+        if b.count >= 2, asciiStart.contains(b[0]), b[1] == 0x00 {
             return .decided(DocumentEncoding(name: "UTF-16LE", label: nil, source: .byteOrderMark), .native(expatName: "UTF-16LE"))
         }
+        if b.count < 4 && !isComplete { return .needMoreBytes }
         // ASCII-compatible from here on.
         if let hint, !hint.trimmingASCIIWhitespace().isEmpty {
             return decide(label: hint, source: .charsetHint)

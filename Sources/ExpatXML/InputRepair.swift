@@ -100,6 +100,9 @@ final class InputRepairFilter {
         // Counts what goes out, so the position of an injected declaration is known.
         func emit(_ piece: UnsafeRawBufferPointer) throws(ExpatXMLError) {
             emittedBytes += Int64(piece.count)
+            if !rootSeen, let start = piece.baseAddress {
+                newlinesBeforeRoot += Self.newlines(in: start.assumingMemoryBound(to: UInt8.self), count: piece.count)
+            }
             try sink(piece)
         }
         var index = 0
@@ -175,7 +178,10 @@ final class InputRepairFilter {
                         switch reference(at: index, in: base, count: count, isFinal: isFinal) {
                         case .needMore: try keep(from: index); break scanning
                         case .keep(let length): index += length
-                        case .replace(let length, let replacement): try replace(at: index, skipping: length, with: replacement); index += length
+                        case .replace(let length, let replacement, let kind):
+                            try replace(at: index, skipping: length, with: replacement)
+                            repairs[keyPath: kind] += 1
+                            index += length
                         }
                         continue
                     }
@@ -188,9 +194,12 @@ final class InputRepairFilter {
                     if byte == 0x3C {  // <
                         if !rootSeen, declaresWellKnownPrefixes, index + 1 < count, Self.isNameStart(base[index + 1]) {
                             // The root start tag: declare well-known prefixes it leaves undeclared.
-                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: count) else {
-                                if !isFinal && count - index < 64 * 1024 { try keep(from: index); break scanning }
-                                rootSeen = true  // an absurd root tag: leave it to expat
+                            // Look for the tag's end within 64 KiB of its start, however the bytes were split:
+                            // a longer root tag is left to expat, in one piece or in many.
+                            let limit = Self.maximumRootTagBytes
+                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: min(count, index + limit)) else {
+                                if !isFinal && count - index < limit { try keep(from: index); break scanning }
+                                rootSeen = true
                                 continue
                             }
                             rootSeen = true
@@ -199,8 +208,9 @@ final class InputRepairFilter {
                             let tag = UnsafeBufferPointer(start: base + index, count: tagEnd - index)
                             let declarations = declarationsMissing(from: tag)
                             if !declarations.isEmpty {
+                                newlinesBeforeRoot += Self.newlines(in: base + runStart, count: nameEnd - runStart)
                                 try replace(at: nameEnd, skipping: 0, with: declarations)
-                                injection = (emittedBytes - Int64(declarations.count), declarations.count)
+                                injection = (emittedBytes - Int64(declarations.count), declarations.count, newlinesBeforeRoot + 1)
                             }
                             mode = .tag
                             index = nameEnd
@@ -220,7 +230,10 @@ final class InputRepairFilter {
                         switch reference(at: index, in: base, count: count, isFinal: isFinal) {
                         case .needMore: try keep(from: index); break scanning
                         case .keep(let length): index += length
-                        case .replace(let length, let replacement): try replace(at: index, skipping: length, with: replacement); index += length
+                        case .replace(let length, let replacement, let kind):
+                            try replace(at: index, skipping: length, with: replacement)
+                            repairs[keyPath: kind] += 1
+                            index += length
                         }
                         continue
                     }
@@ -271,8 +284,8 @@ final class InputRepairFilter {
             }
             if byte < 0x20 {
                 if byte == 0x0A || byte == 0x09 || byte == 0x0D { index += 1; continue }
-                repairs.invalidCharacters += 1
                 try replace(at: index, skipping: 1, with: [])
+                repairs.invalidCharacters += 1  // counted once expat took what came before: chunk-independent
                 index += 1
                 continue
             }
@@ -285,12 +298,12 @@ final class InputRepairFilter {
                 try keep(from: index)
                 break scanning
             case .incomplete, .invalid:
-                repairs.invalidUTF8 += 1
                 try replace(at: index, skipping: 1, with: [0xEF, 0xBF, 0xBD])
+                repairs.invalidUTF8 += 1
                 index += 1
             case .forbidden(let length):  // U+FFFE and U+FFFF are valid UTF-8 but not XML characters
-                repairs.invalidCharacters += 1
                 try replace(at: index, skipping: length, with: [])
+                repairs.invalidCharacters += 1
                 index += length
             }
         }
@@ -369,7 +382,17 @@ final class InputRepairFilter {
     /// The prefixes declared on the root by the filter, not by the document.
     private(set) var injectedPrefixes: [[UInt8]] = []
     /// Where the declarations went in the bytes expat sees, and how long they are, to correct positions.
-    private(set) var injection: (offset: Int64, length: Int)?
+    private(set) var injection: (offset: Int64, length: Int, line: Int)?
+    /// Newlines already sent before the root tag (counted only until the root is seen).
+    private var newlinesBeforeRoot = 0
+    /// How far past `<` the root start tag may reach before the filter leaves it alone.
+    static let maximumRootTagBytes = 64 * 1024
+
+    private static func newlines(in bytes: UnsafePointer<UInt8>, count: Int) -> Int {
+        var lines = 0
+        for index in 0..<max(0, count) where bytes[index] == 0x0A { lines += 1 }
+        return lines
+    }
 
     /// ` xmlns:p="uri"` for each well-known prefix the root start tag `tag` does not declare.
     private func declarationsMissing(from tag: UnsafeBufferPointer<UInt8>) -> [UInt8] {
@@ -434,17 +457,17 @@ final class InputRepairFilter {
     private enum ReferenceAction {
         case needMore
         case keep(Int)
-        case replace(Int, [UInt8])
+        /// Replace `length` bytes, and count the repair once the bytes before it were taken by expat.
+        case replace(Int, [UInt8], WritableKeyPath<XMLRepairs, Int>)
     }
 
     /// Decides what to do with the `&` at `index`.
     private func reference(at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> ReferenceAction {
-        let bare = ReferenceAction.replace(1, Array("&amp;".utf8))
+        let bare = ReferenceAction.replace(1, Array("&amp;".utf8), \.bareAmpersands)
         var cursor = index + 1
         let limit = min(count, index + Self.maximumReferenceLength)
         func needMoreOrBare() -> ReferenceAction {
             if cursor >= count && !isFinal && cursor < index + Self.maximumReferenceLength { return .needMore }
-            repairs.bareAmpersands += 1
             return bare
         }
         guard cursor < count else { return needMoreOrBare() }
@@ -460,31 +483,27 @@ final class InputRepairFilter {
                 cursor += 1
             }
             guard cursor < limit else { return needMoreOrBare() }
-            guard base[cursor] == 0x3B, digits > 0 else { repairs.bareAmpersands += 1; return bare }
+            guard base[cursor] == 0x3B, digits > 0 else { return bare }
             let length = cursor + 1 - index
             if (0x80...0x9F).contains(value), let mapped = Self.windows1252[Int(value - 0x80)] {
-                repairs.windows1252References += 1
-                return .replace(length, Array("&#x\(String(mapped, radix: 16, uppercase: true));".utf8))
+                return .replace(length, Array("&#x\(String(mapped, radix: 16, uppercase: true));".utf8), \.windows1252References)
             }
             if Self.isXMLCharacter(value) { return .keep(length) }
-            repairs.invalidCharacters += 1
-            return .replace(length, [])
+            return .replace(length, [], \.invalidCharacters)
         }
-        guard Self.isNameStart(base[cursor]) else { repairs.bareAmpersands += 1; return bare }
+        guard Self.isNameStart(base[cursor]) else { return bare }
         while cursor < limit, Self.isNameCharacter(base[cursor]) { cursor += 1 }
         guard cursor < limit else { return needMoreOrBare() }
-        guard base[cursor] == 0x3B else { repairs.bareAmpersands += 1; return bare }
+        guard base[cursor] == 0x3B else { return bare }
         let name = UnsafeBufferPointer(start: base + index + 1, count: cursor - index - 1)
         let length = cursor + 1 - index
         if Self.isPredefined(name) { return .keep(length) }
         let text = String(decoding: name, as: UTF8.self)
         if declaredEntities.contains(text) { return .keep(length) }
         if let replacement = HTMLEntities.replacement(for: text) {
-            repairs.htmlEntities += 1
-            return .replace(length, replacement)
+            return .replace(length, replacement, \.htmlEntities)
         }
         if hasDoctype { return .keep(length) }  // the DOCTYPE may declare it; expat knows
-        repairs.bareAmpersands += 1
         return bare
     }
 

@@ -30,6 +30,9 @@ public final class XMLPushParser {
     private var transcoder: IconvTranscoder?
     private var repairFilter: InputRepairFilter?
     private var strippedLeadingWhitespace = false
+    private var leadingWhitespaceDecided = false
+    /// The leading white space removed: bytes, newlines, and columns on its last line.
+    private var stripped: (bytes: Int64, newlines: Int, lastLineColumns: Int) = (0, 0, 0)
     private var leadingWhitespaceRepairs = 0
 
     private enum Phase {
@@ -121,22 +124,32 @@ public final class XMLPushParser {
     // MARK: Reading the position
 
     /// The 1-based line of the event being delivered (or of the end of the bytes parsed so far).
-    public var lineNumber: Int { Int(XML_GetCurrentLineNumber(expat)) }
+    public var lineNumber: Int { currentPosition.line }
     /// The 0-based column of the event being delivered.
-    public var columnNumber: Int { corrected(line: lineNumber, column: Int(XML_GetCurrentColumnNumber(expat)), offset: rawByteOffset).column }
+    public var columnNumber: Int { currentPosition.column }
     /// The byte offset of the event being delivered, in the bytes of the input (after any transcoding).
-    public var byteOffset: Int64 { corrected(line: lineNumber, column: 0, offset: rawByteOffset).offset }
+    public var byteOffset: Int64 { currentPosition.offset }
+
+    private var currentPosition: (line: Int, column: Int, offset: Int64) {
+        corrected(line: Int(XML_GetCurrentLineNumber(expat)), column: Int(XML_GetCurrentColumnNumber(expat)), offset: rawByteOffset)
+    }
 
     private var rawByteOffset: Int64 { Int64(XML_GetCurrentByteIndex(expat)) }
 
-    /// Undoes the shift of the namespace declarations the repair filter added to the root start tag, so
-    /// positions refer to the document as written.
-    private func corrected(line: Int, column: Int, offset: Int64) -> (column: Int, offset: Int64) {
-        guard let injection = repairFilter?.injection, offset >= injection.offset + Int64(injection.length) else {
-            return (column, offset)
+    /// Maps a position in the bytes expat saw back to the document as written: undoes the namespace
+    /// declarations the repair filter added to the root tag, and counts removed leading white space back in.
+    private func corrected(line: Int, column: Int, offset: Int64) -> (line: Int, column: Int, offset: Int64) {
+        var (line, column, offset) = (line, column, offset)
+        if let injection = repairFilter?.injection, offset >= injection.offset + Int64(injection.length) {
+            if line == injection.line { column = max(0, column - injection.length) }
+            offset -= Int64(injection.length)
         }
-        let sameLine = line == state.pointee.rootLine
-        return (sameLine ? max(0, column - injection.length) : column, offset - Int64(injection.length))
+        if stripped.bytes > 0 {
+            if line == 1 { column += stripped.lastLineColumns }
+            line += stripped.newlines
+            if offset >= 0 { offset += stripped.bytes }
+        }
+        return (line, column, offset)
     }
 
     /// Whether character data is collected into text nodes. Default `true`.
@@ -252,37 +265,49 @@ public final class XMLPushParser {
         }
     }
 
-    /// Drops white space in front of the first `<` (after a UTF-8 byte-order mark), which makes expat
-    /// reject an XML declaration. Two white-space bytes in a row cannot be UTF-16, so such a run is dropped
-    /// as it arrives, however long; a single byte waits for the next, so UTF-16 is never touched. Returns
-    /// whether it waits for more bytes before the encoding can be sniffed. The result depends only on the
-    /// bytes, never on how they were split.
+    /// Drops white space in front of the document (after a UTF-8 byte-order mark), which makes expat reject an
+    /// XML declaration. Two white-space bytes in a row cannot be UTF-16, so such a run is dropped as it arrives,
+    /// however long and whatever follows; a single byte is dropped only when a `<` that is not UTF-16's follows.
+    /// Returns whether it waits for more bytes before the encoding can be sniffed. The result depends only on
+    /// the bytes, never on how they were split; positions in errors count the dropped bytes back in.
     private func stripLeadingWhitespace(isComplete: Bool) -> Bool {
         if !isComplete && prolog.count < 3 && [0xEF, 0xBB, 0xBF].starts(with: prolog) { return true }
         let start = prolog.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         if start == prolog.count && !isComplete { return true }
         var end = start
         while end < prolog.count, [0x20, 0x09, 0x0A, 0x0D].contains(prolog[end]) { end += 1 }
-        if end == prolog.count && end > start {  // only white space so far
-            if isComplete || end - start >= 2 {
-                prolog.removeSubrange(start..<end)
-                strippedLeadingWhitespace = true
+        let run = end - start
+        if run >= 2 || (run == 1 && strippedLeadingWhitespace) || (run > 0 && isComplete && end == prolog.count) {
+            drop(start..<end)
+            if end == prolog.count + run && !isComplete { return true }  // only white space so far
+        } else if run == 1 {
+            guard end < prolog.count else { return !isComplete }
+            if prolog[end] == 0x3C {
+                guard end + 1 < prolog.count || isComplete else { return true }  // the byte after '<' tells UTF-16
+                if end + 1 >= prolog.count || prolog[end + 1] != 0 { drop(start..<end) }
             }
-            return !isComplete
         }
-        if end > start {
-            // One white-space byte, then something: drop it only if a '<' follows that is not UTF-16's.
-            guard end + 1 < prolog.count || isComplete else { return true }
-            guard prolog[end] == 0x3C, end + 1 >= prolog.count || prolog[end + 1] != 0 else { return false }
-            prolog.removeSubrange(start..<end)
-            strippedLeadingWhitespace = true
-        }
-        guard strippedLeadingWhitespace else { return false }
+        guard strippedLeadingWhitespace, !leadingWhitespaceDecided else { return false }
         // White space before a root element is legal; before the XML declaration expat rejects it: a repair.
         if prolog.count - start < 5 && !isComplete { return true }
         if prolog[start...].starts(with: Array("<?xml".utf8)) { leadingWhitespaceRepairs = 1 }
-        strippedLeadingWhitespace = false
+        leadingWhitespaceDecided = true
         return false
+    }
+
+    /// Removes leading white space from the prolog, remembering it for error positions.
+    private func drop(_ range: Range<Int>) {
+        for byte in prolog[range] {
+            if byte == 0x0A {
+                stripped.newlines += 1
+                stripped.lastLineColumns = 0
+            } else {
+                stripped.lastLineColumns += 1
+            }
+        }
+        stripped.bytes += Int64(range.count)
+        prolog.removeSubrange(range)
+        strippedLeadingWhitespace = true
     }
 
     private func feedExpat(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
@@ -318,12 +343,14 @@ public final class XMLPushParser {
     }
 
     private func error(_ code: ExpatXMLError.Code, _ message: String) -> ExpatXMLError {
-        ExpatXMLError(code: code, message: message, line: lineNumber, column: columnNumber, byteOffset: byteOffset, source: source)
+        let position = currentPosition
+        return ExpatXMLError(code: code, message: message, line: position.line, column: position.column, byteOffset: position.offset,
+                             source: source)
     }
 
     private func makeError(_ pending: PendingError) -> ExpatXMLError {
         let position = corrected(line: pending.line, column: pending.column, offset: pending.byteOffset)
-        return ExpatXMLError(code: pending.code, message: pending.message, line: pending.line, column: position.column,
+        return ExpatXMLError(code: pending.code, message: pending.message, line: position.line, column: position.column,
                              byteOffset: position.offset, source: source)
     }
 
@@ -448,8 +475,6 @@ struct ParserState {
     var redeclaredInjected: [Int] = []
     /// Bit k set: the k-th added prefix was used where only the added declaration bound it.
     var usedInjectedPrefixes: UInt64 = 0
-    /// The line of the root start tag.
-    var rootLine = 0
     var pendingError: PendingError?
 
     init(expat: XML_Parser, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
@@ -485,7 +510,6 @@ struct ParserState {
         guard state.pointee.pendingError == nil else { return }
         ParserState.flushText(state)
         state.pointee.depth += 1
-        if state.pointee.depth == 1 { state.pointee.rootLine = Int(XML_GetCurrentLineNumber(state.pointee.expat)) }
         if let filter = state.pointee.repairFilter, !filter.injectedPrefixes.isEmpty {
             noteUndeclaredPrefixes(state, filter, name, attributes)
         }
@@ -510,13 +534,13 @@ struct ParserState {
         guard state.pointee.collectingText || state.pointee.inCDATA, state.pointee.pendingError == nil,
               !state.pointee.textOverflow else { return }
         let needed = state.pointee.textCount + length
+        if needed > state.pointee.maximumTextBytes {
+            // Keep what fits and stop growing; the node fails where it ends (see flushText).
+            state.pointee.textOverflow = true
+            if state.pointee.textCount == 0 { state.pointee.textCount = 1 }
+            return
+        }
         if needed > state.pointee.textCapacity {
-            if needed > state.pointee.maximumTextBytes {
-                // Keep what fits and stop growing; the node fails where it ends (see flushText).
-                state.pointee.textOverflow = true
-                if state.pointee.textCount == 0 { state.pointee.textCount = 1 }
-                return
-            }
             var capacity = state.pointee.textCapacity * 2
             while capacity < needed { capacity *= 2 }
             capacity = min(capacity, state.pointee.maximumTextBytes)
