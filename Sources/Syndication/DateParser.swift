@@ -123,6 +123,7 @@ public enum FeedDate {
                     var om = 0
                     if i < b.count && b[i] == 0x3A { i += 1 }
                     if i < b.count, let parsed = digits(2) { om = parsed }
+                    guard oh <= 14, om < 60 else { return nil }  // real zones lie within ±14 h
                     offset = sign * (oh * 3600 + om * 60)
                 } else if let zone = namedZone(UnsafeBufferPointer(rebasing: b[i...])) {
                     offset = zone
@@ -240,8 +241,13 @@ public enum FeedDate {
               hour < 24 || (minute == 0 && second == 0) else { return nil }
         let days = daysFromCivil(Int64(year), Int64(month), Int64(day))
         let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59)) - Int64(offset)
+        // RFC 3339 has four-digit years: an instant outside 0001–9999 in UTC is not a date we can write.
+        guard seconds >= earliest && seconds <= latest else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
+
+    private static let earliest = daysFromCivil(1, 1, 1) * 86_400
+    private static let latest = daysFromCivil(9999, 12, 31) * 86_400 + 86_399
 
     private static func daysIn(month: Int, year: Int) -> Int {
         switch month {

@@ -137,7 +137,7 @@ struct ItemBuilder {
     let language: String?
     var rdfAbout: String?
     var title: String?, dcTitle: String?, itunesTitle: String?, mediaTitle: String?
-    var rssLink: String?, atomLink: String?, guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
+    var rssLink: String?, atomLink: String?, atomLinkIsHTML = false, guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
     var pubDate: String?, published: String?, issued: String?, dcDate: String?, termsIssued: String?, termsCreated: String?
     var updated: String?, modified: String?, termsModified: String?
     var description: TextContent?, summary: TextContent?, dcDescription: String?, itunesSummary: String?
@@ -164,10 +164,13 @@ final class FeedEventHandler: XMLEventHandler {
     let source: String
     private let onArticle: (Article, FeedMetadata) -> Void
     private let resolvesLinksInHTML: Bool
+    private let maximumListLength: Int
+    private let maximumFieldBytes: Int
 
     private(set) var metadata = FeedMetadata()
     private(set) var articleCount = 0
-    private(set) var notAFeed: FeedError?
+    /// A failure the handler itself found (not a feed, a field over the limit); the parse then stops with it.
+    private(set) var failure: FeedError?
 
     private var namespaces = NamespaceTable()
     private var resolver = URLResolver()
@@ -190,10 +193,12 @@ final class FeedEventHandler: XMLEventHandler {
     /// Priorities of metadata fields several elements can give (lower wins).
     private var metadataPriority: [String: Int] = [:]
 
-    init(source: String, baseURL: String?, resolvesLinksInHTML: Bool, onArticle: @escaping (Article, FeedMetadata) -> Void) {
+    init(source: String, baseURL: String?, configuration: FeedParserConfiguration, onArticle: @escaping (Article, FeedMetadata) -> Void) {
+        resolvesLinksInHTML = configuration.resolvesLinksInHTML
+        maximumListLength = max(1, configuration.maximumListLength)
+        maximumFieldBytes = configuration.xml.maximumTextNodeBytes
         self.source = source
         self.onArticle = onArticle
-        self.resolvesLinksInHTML = resolvesLinksInHTML
         frames = [(0, baseURL, nil)]
     }
 
@@ -208,6 +213,7 @@ final class FeedEventHandler: XMLEventHandler {
         depth += 1
         if captureDepth > 0 {
             capture!.startChild(name, attributes: attributes)
+            checkCaptureSize()
             return
         }
         if skipDepth > 0 { return }
@@ -299,7 +305,11 @@ final class FeedEventHandler: XMLEventHandler {
             self.person = nil
             personDepth = 0
             if person.person != Person() {
-                if person.forItem { item?.atomAuthors.append(person.person) } else { appendUnique(person.person, to: &metadata.authors) }
+                if person.forItem {
+                    if (item?.atomAuthors.count ?? 0) < maximumListLength { item?.atomAuthors.append(person.person) }
+                } else {
+                    appendUnique(person.person, to: &metadata.authors)
+                }
             }
             return
         }
@@ -314,6 +324,19 @@ final class FeedEventHandler: XMLEventHandler {
 
     func text(_ text: XMLBytes) {
         capture?.appendText(text)
+        checkCaptureSize()
+    }
+
+    /// One field's text and re-serialised markup stay under the text node limit, so memory stays bounded
+    /// even when a field is made of many small nodes.
+    @inline(__always) private func checkCaptureSize() {
+        guard let count = capture?.bytes.count, count > maximumFieldBytes, failure == nil else { return }
+        failure = FeedError(kind: .xml(.textNodeTooLarge),
+                            message: "a field longer than the limit of \(maximumFieldBytes) bytes",
+                            line: xml.lineNumber, column: xml.columnNumber, byteOffset: xml.byteOffset, source: source)
+        capture = nil
+        captureDepth = 0
+        xml.abortParsing()
     }
 
     /// The root's default namespace, to tell RSS 0.90 from 1.0 even in an RDF document without children.
@@ -328,8 +351,11 @@ final class FeedEventHandler: XMLEventHandler {
     private func detectFormat(_ tag: Tag, _ namespace: Namespace, _ name: XMLName, _ attributes: XMLAttributes) {
         switch (tag, namespace) {
         case (.rss, .rss):
-            var version = attributes.value(localName: "version")?.string.trimmingXMLWhitespace() ?? ""
-            if version.isEmpty { version = "2.0" }
+            // The version as written, reduced to its digits and dots; none at all counts as 2.0.
+            let written = attributes.value(localName: "version")?.string.trimmingXMLWhitespace() ?? ""
+            var version = String(written.prefix { $0.isASCII && ($0.isNumber || $0 == ".") })
+            while version.hasSuffix(".") { version.removeLast() }
+            if version.isEmpty || version.hasPrefix(".") { version = "2.0" }
             if version == "2.0.1" || version == "2" { version = "2.0" }
             metadata.format = FeedFormat(family: .rss, version: version)
         case (.rdfRoot, .rdf):
@@ -347,7 +373,7 @@ final class FeedEventHandler: XMLEventHandler {
         default:
             let uri = name.namespaceURI.string
             let found = "<\(name.qualifiedName)>" + (uri.isEmpty ? "" : " in namespace \(uri)")
-            notAFeed = FeedError(kind: .notAFeed, message: "not a feed: the root element is \(found), not <rss>, <rdf:RDF> or an Atom <feed>",
+            failure = FeedError(kind: .notAFeed, message: "not a feed: the root element is \(found), not <rss>, <rdf:RDF> or an Atom <feed>",
                                  line: xml.lineNumber, column: xml.columnNumber, byteOffset: xml.byteOffset, source: source)
             xml.abortParsing()
             return
@@ -368,7 +394,7 @@ final class FeedEventHandler: XMLEventHandler {
             }
         }
         guard newBase != nil || newLanguage != nil else { return }
-        let resolvedBase = newBase.map { resolver.resolve($0, against: base) } ?? base
+        let resolvedBase = newBase.map { resolver.resolve($0, against: base, emptyIsBase: true) } ?? base
         frames.append((depth, resolvedBase, newLanguage ?? language))
     }
 
@@ -462,7 +488,7 @@ final class FeedEventHandler: XMLEventHandler {
         case .enclosure where isRSS:
             if let url = attributes.value(localName: "url"), let resolved = resolve(url.string) {
                 appendEnclosure(Enclosure(url: resolved, type: nonEmpty(attributes.value(localName: "type")?.string),
-                                          length: attributes.value(localName: "length").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+                                          length: attributes.value(localName: "length").flatMap { Self.length($0.string) }))
             }
         case .source:
             skipDepth = depth  // the article's source feed: its title and id are not the article's
@@ -499,6 +525,7 @@ final class FeedEventHandler: XMLEventHandler {
         case .podcastGUID: begin(.itemPodcastGUID)
         case .podcastTranscript:
             if let url = attributes.value(localName: "url"), let resolved = resolve(url.string) {
+                guard (item?.podcast.transcripts.count ?? 0) < maximumListLength else { return }
                 item?.podcast.transcripts.append(Transcript(url: resolved, type: nonEmpty(attributes.value(localName: "type")?.string),
                                                             language: nonEmpty(attributes.value(localName: "language")?.string)))
             }
@@ -519,11 +546,12 @@ final class FeedEventHandler: XMLEventHandler {
             if item?.mediaImage == nil { item?.mediaImage = resolved }
         }
         appendEnclosure(Enclosure(url: resolved, type: type,
-                                  length: attributes.value(localName: "fileSize").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+                                  length: attributes.value(localName: "fileSize").flatMap { Self.length($0.string) }))
     }
 
     private func appendEnclosure(_ enclosure: Enclosure) {
-        guard itemDepth > 0, item?.enclosures.contains(where: { $0.url == enclosure.url }) == false else { return }
+        guard itemDepth > 0, (item?.enclosures.count ?? 0) < maximumListLength,
+              item?.enclosures.contains(where: { $0.url == enclosure.url }) == false else { return }
         item!.enclosures.append(enclosure)
     }
 
@@ -534,10 +562,14 @@ final class FeedEventHandler: XMLEventHandler {
         if forItem {
             switch rel {
             case "alternate", "http://www.iana.org/assignments/relation/alternate":
-                if item?.atomLink == nil || (type == "text/html" && item?.atomLink == nil) { item?.atomLink = url }
+                // The first alternate, unless a later one is HTML and the first was not.
+                if item?.atomLink == nil || (type == "text/html" && item?.atomLinkIsHTML == false) {
+                    item?.atomLink = url
+                    item?.atomLinkIsHTML = type == nil || type == "text/html"
+                }
             case "enclosure":
                 appendEnclosure(Enclosure(url: url, type: type,
-                                          length: attributes.value(localName: "length").flatMap { Int64($0.string.trimmingXMLWhitespace()) }))
+                                          length: attributes.value(localName: "length").flatMap { Self.length($0.string) }))
             case "replies":
                 if let type, type.contains("atom") || type.contains("rss") || type.contains("xml") {
                     if item?.commentsFeed == nil { item?.commentsFeed = url }
@@ -554,7 +586,7 @@ final class FeedEventHandler: XMLEventHandler {
         switch rel {
         case "alternate": setMetadata(\.link, url, priority: 1, key: "link")
         case "self": if metadata.selfLink == nil { metadata.selfLink = url }
-        case "hub": if !metadata.hubs.contains(url) { metadata.hubs.append(url) }
+        case "hub": if metadata.hubs.count < maximumListLength && !metadata.hubs.contains(url) { metadata.hubs.append(url) }
         default: break
         }
     }
@@ -659,8 +691,8 @@ final class FeedEventHandler: XMLEventHandler {
         case .itemMediaDescription: if let text, item?.mediaDescription == nil { item?.mediaDescription = TextContent(text, type: capture.kind) }
         case .itemContentEncoded: item?.contentEncoded = text
         case .itemContent: if let text { item?.content = TextContent(text, type: capture.kind) }
-        case .itemRSSAuthor: if let text { item?.rssAuthors.append(text) }
-        case .itemDCCreator: if let text { item?.dcCreators.append(text) }
+        case .itemRSSAuthor: if let text, (item?.rssAuthors.count ?? 0) < maximumListLength { item?.rssAuthors.append(text) }
+        case .itemDCCreator: if let text, (item?.dcCreators.count ?? 0) < maximumListLength { item?.dcCreators.append(text) }
         case .itemITunesAuthor: item?.itunesAuthor = text
         case .itemCategory, .itemDCSubject: if let text, item != nil { appendCategory(text, to: &item!.categories) }
         case .itemComments: item?.comments = resolve(text, base: capture.base)
@@ -671,7 +703,8 @@ final class FeedEventHandler: XMLEventHandler {
         case .itemSeason: item?.podcast.season = text.flatMap { Int($0) }
         case .itemExplicit: item?.podcast.explicit = text.flatMap(Self.explicit)
         case .itemKeywords:
-            item?.podcast.keywords = (text ?? "").split(separator: ",").map { String($0).trimmingXMLWhitespace() }.filter { !$0.isEmpty }
+            item?.podcast.keywords = Array((text ?? "").split(separator: ",").lazy.map { String($0).trimmingXMLWhitespace() }
+                .filter { !$0.isEmpty }.prefix(maximumListLength))
         case .itemPodcastGUID: item?.podcast.guid = text
         case .personName: person?.person.name = text
         case .personEmail: person?.person.email = text
@@ -696,10 +729,12 @@ final class FeedEventHandler: XMLEventHandler {
         case .feedTTL: metadata.ttl = text.flatMap { Int($0) }
         case .feedUpdatePeriod: metadata.updatePeriod = text
         case .feedUpdateFrequency: metadata.updateFrequency = text.flatMap { Int($0) }
-        case .feedSkipHour: if let hour = text.flatMap({ Int($0) }), !metadata.skipHours.contains(hour) { metadata.skipHours.append(hour) }
-        case .feedSkipDay: if let day = text, !metadata.skipDays.contains(day) { metadata.skipDays.append(day) }
-        case .feedManagingEditor: if let text { appendUnique(Self.rssPerson(text), to: &metadata.authors) }
-        case .feedDCCreator: if let text { appendUnique(Self.rssPerson(text), to: &metadata.authors) }
+        case .feedSkipHour:
+            if let hour = text.flatMap({ Int($0) }), (0...24).contains(hour), !metadata.skipHours.contains(hour) { metadata.skipHours.append(hour) }
+        case .feedSkipDay:
+            if let day = text, metadata.skipDays.count < 7, !metadata.skipDays.contains(day) { metadata.skipDays.append(day) }
+        case .feedManagingEditor: if let text, let person = Self.rssPersonIfAny(text) { appendUnique(person, to: &metadata.authors) }
+        case .feedDCCreator: if let text, let person = Self.rssPersonIfAny(text) { appendUnique(person, to: &metadata.authors) }
         case .feedITunesAuthor: if let text { appendUnique(Person(name: text), to: &metadata.authors) }
         case .feedCategory: if let text { appendCategory(text, to: &metadata.categories) }
         }
@@ -746,9 +781,9 @@ final class FeedEventHandler: XMLEventHandler {
         if !item.atomAuthors.isEmpty {
             article.authors = item.atomAuthors
         } else if !item.dcCreators.isEmpty {
-            article.authors = item.dcCreators.map(Self.rssPerson)
+            article.authors = item.dcCreators.compactMap(Self.rssPersonIfAny)
         } else if !item.rssAuthors.isEmpty {
-            article.authors = item.rssAuthors.map(Self.rssPerson)
+            article.authors = item.rssAuthors.compactMap(Self.rssPersonIfAny)
         } else if let author = item.itunesAuthor {
             article.authors = [Person(name: author)]
         }
@@ -808,6 +843,12 @@ final class FeedEventHandler: XMLEventHandler {
         return Person(name: text)
     }
 
+    /// `rssPerson`, or `nil` when the text names nobody (`()`, `<>`).
+    static func rssPersonIfAny(_ text: String) -> Person? {
+        let person = rssPerson(text)
+        return person == Person() ? nil : person
+    }
+
     private static func looksLikeURL(_ value: String) -> Bool {
         value.hasPrefix("http://") || value.hasPrefix("https://")
     }
@@ -826,11 +867,29 @@ final class FeedEventHandler: XMLEventHandler {
 
     /// `HH:MM:SS`, `MM:SS` or plain seconds.
     static func duration(_ text: String) -> Int? {
-        let parts = text.split(separator: ":").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard !parts.isEmpty, parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) else {
-            return Double(text).map { Int($0) }
+        // Non-negative and bounded: nothing here may trap on hostile numbers (NaN, 1e300, huge hours).
+        let trimmed = text.trimmingXMLWhitespace()
+        guard trimmed.utf8.contains(0x3A) else {  // plain seconds, perhaps with a fraction
+            if let seconds = Int(trimmed) { return seconds >= 0 ? seconds : nil }
+            guard let seconds = Double(trimmed), seconds.isFinite, seconds >= 0, seconds < 1e15 else { return nil }
+            return Int(seconds)
         }
-        return parts.reduce(0) { $0 * 60 + $1! }
+        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).map { Int($0.trimmingXMLWhitespaceSubstring()) }
+        guard parts.count <= 3, parts.allSatisfy({ ($0 ?? -1) >= 0 }) else { return nil }
+        var total = 0
+        for part in parts {
+            let (scaled, overflowed) = total.multipliedReportingOverflow(by: 60)
+            let (sum, overflowedAgain) = scaled.addingReportingOverflow(part!)
+            if overflowed || overflowedAgain { return nil }
+            total = sum
+        }
+        return total
+    }
+
+    /// A byte length as feeds write it; negative or unparseable lengths are no length.
+    static func length(_ text: String) -> Int64? {
+        guard let value = Int64(text.trimmingXMLWhitespace()), value >= 0 else { return nil }
+        return value
     }
 
     static func explicit(_ text: String) -> Bool? {
@@ -877,10 +936,12 @@ final class FeedEventHandler: XMLEventHandler {
 
     private func appendCategory(_ text: String, to categories: inout [String]) {
         let category = text.trimmingXMLWhitespace()
+        guard categories.count < maximumListLength else { return }  // bounded: no quadratic work on hostile lists
         if !category.isEmpty && !categories.contains(category) { categories.append(category) }
     }
 
     private func appendUnique(_ person: Person, to people: inout [Person]) {
+        guard people.count < maximumListLength, person != Person() else { return }
         if !people.contains(person) { people.append(person) }
     }
 

@@ -14,6 +14,11 @@ public struct FeedParserConfiguration: Sendable, Hashable {
     /// Rewrite relative `href` and `src` values inside HTML summaries and content to absolute URLs. Default `true`.
     public var resolvesLinksInHTML = true
 
+    /// The most entries kept in one list (an article's categories, enclosures, authors, transcripts, keywords;
+    /// the feed's authors, categories, hubs). Default 256; further entries are ignored, so a hostile feed
+    /// cannot make the parser do quadratic work or hold unbounded lists.
+    public var maximumListLength = 256
+
     /// The default configuration.
     public init() {}
 }
@@ -105,8 +110,7 @@ public final class FeedParser {
     public init(source: String, baseURL: String? = nil, configuration: FeedParserConfiguration = .init(),
                 onArticle: @escaping (Article, FeedMetadata) -> Void) {
         self.source = source
-        handler = FeedEventHandler(source: source, baseURL: baseURL, resolvesLinksInHTML: configuration.resolvesLinksInHTML,
-                                   onArticle: onArticle)
+        handler = FeedEventHandler(source: source, baseURL: baseURL, configuration: configuration, onArticle: onArticle)
         xml = XMLPushParser(handler: handler, configuration: configuration.xml, source: source)
         handler.xml = xml
         xml.isCollectingText = false
@@ -140,7 +144,7 @@ public final class FeedParser {
 
     private func fail(_ error: ExpatXMLError) -> FeedError {
         if let failure { return failure }
-        let feedError = handler.notAFeed ?? FeedError(error, source: source)
+        let feedError = handler.failure ?? FeedError(error, source: source)
         failure = feedError
         return feedError
     }

@@ -100,6 +100,16 @@ struct URLResolver {
     }
 }
 
+extension Substring {
+    /// The substring without leading and trailing XML white space.
+    func trimmingXMLWhitespaceSubstring() -> Substring {
+        var result = self[...]
+        while let first = result.utf8.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D { result = result.dropFirst() }
+        while let last = result.utf8.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { result = result.dropLast() }
+        return result
+    }
+}
+
 extension String {
     /// The string without leading and trailing XML white space (space, tab, CR, LF).
     func trimmingXMLWhitespace() -> String {

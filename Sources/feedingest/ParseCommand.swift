@@ -21,7 +21,8 @@ enum ParseCommand {
           -h, --help      show this help
 
         Exit status: 0 when every input parsed cleanly (repairs included), 1 when an input could not be
-        read or had an unrecoverable error (the articles before it are still printed), 2 for usage errors.
+        read or had an unrecoverable error (the articles before it are still printed) or output could not
+        be written, 2 for usage errors.
 
         Examples:
           feedingest parse feed.xml | jq -r .title
@@ -74,7 +75,7 @@ enum ParseCommand {
                 try Data(json.bytes).write(to: URL(fileURLWithPath: reportPath))
             } catch {
                 StandardStreams.error.write("feedingest: cannot write the report to \(reportPath): \(error.localizedDescription)\n")
-                return 2
+                return 1
             }
         }
         return failed ? 1 : 0
@@ -102,12 +103,20 @@ enum ParseCommand {
             guard let opened = ChunkReader(path: input) else { return failedSummary(parser, input, ChunkReader.lastOpenError()) }
             reader = opened
         }
-        // A .gz file (or gzip bytes on stdin) is inflated as it streams, the same Inflater HTTP bodies use.
-        let inflater: Inflater? = input.hasSuffix(".gz") ? Inflater(format: .gzip) : nil
+        // A .gz file, or gzip bytes on stdin (told by their magic number), is inflated as it streams,
+        // with the same Inflater HTTP bodies use.
+        var inflater: Inflater? = input.hasSuffix(".gz") ? Inflater(format: .gzip) : nil
+        var first = true
         do {
             while true {
                 let chunk = try reader.next()
                 if chunk.isEmpty { break }
+                if first {
+                    first = false
+                    if input == "-", chunk.count >= 2, chunk[chunk.startIndex] == 0x1F, chunk[chunk.startIndex + 1] == 0x8B {
+                        inflater = Inflater(format: .gzip)
+                    }
+                }
                 var failure: FeedError?
                 chunk.withUnsafeBytes { bytes in
                     guard let inflater else {

@@ -32,8 +32,11 @@ final class OutputStream {
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { exit(0) }
-                buffer.removeAll(keepingCapacity: true)
-                return
+                // A full disk or a closed descriptor: say so and fail, never lose output silently.
+                let reason = String(cString: strerror(errno))
+                let message = Array("feedingest: cannot write to \(descriptor == 1 ? "stdout" : "fd \(descriptor)"): \(reason)\n".utf8)
+                _ = message.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+                exit(1)
             }
             offset += written
         }
