@@ -128,6 +128,22 @@ final class InputRepairFilter {
             runStart = count
         }
 
+        /// Handles the `&` at `index`; `false` when more bytes are needed (the rest is then kept for the next chunk).
+        func handleReference() throws(ExpatXMLError) -> Bool {
+            switch reference(at: index, in: base, count: count, isFinal: isFinal) {
+            case .needMore:
+                try keep(from: index)
+                return false
+            case .keep(let length):
+                index += length
+            case .replace(let length, let replacement, let kind):
+                try replace(at: index, skipping: length, with: replacement)
+                repairs[keyPath: kind] += 1  // counted once expat took what came before: chunk-independent
+                index += length
+            }
+            return true
+        }
+
         let skipsHighBytes = !validatesUTF8
         scanning: while index < count {
             // The fast path: skip the bytes that mean nothing in the current mode, without the switch below.
@@ -175,14 +191,7 @@ final class InputRepairFilter {
                 switch mode {
                 case .text:
                     if byte == 0x26 {  // &
-                        switch reference(at: index, in: base, count: count, isFinal: isFinal) {
-                        case .needMore: try keep(from: index); break scanning
-                        case .keep(let length): index += length
-                        case .replace(let length, let replacement, let kind):
-                            try replace(at: index, skipping: length, with: replacement)
-                            repairs[keyPath: kind] += 1
-                            index += length
-                        }
+                        guard try handleReference() else { break scanning }
                         continue
                     }
                     if byte == 0x3C, rootSeen || !declaresWellKnownPrefixes, index + 1 < count,
@@ -227,32 +236,12 @@ final class InputRepairFilter {
                     if byte == 0x22 || byte == 0x27 { mode = .attribute(quote: byte) } else if byte == 0x3E { mode = .text }
                 case .attribute(let quote):
                     if byte == quote { mode = .tag } else if byte == 0x26 {
-                        switch reference(at: index, in: base, count: count, isFinal: isFinal) {
-                        case .needMore: try keep(from: index); break scanning
-                        case .keep(let length): index += length
-                        case .replace(let length, let replacement, let kind):
-                            try replace(at: index, skipping: length, with: replacement)
-                            repairs[keyPath: kind] += 1
-                            index += length
-                        }
+                        guard try handleReference() else { break scanning }
                         continue
                     }
-                case .cdata:
-                    if byte == 0x5D, let end = terminator("]]>", at: index, in: base, count: count, isFinal: isFinal) {
-                        if end < 0 { try keep(from: index); break scanning }
-                        mode = .text
-                        index += end
-                        continue
-                    }
-                case .comment:
-                    if byte == 0x2D, let end = terminator("-->", at: index, in: base, count: count, isFinal: isFinal) {
-                        if end < 0 { try keep(from: index); break scanning }
-                        mode = .text
-                        index += end
-                        continue
-                    }
-                case .processingInstruction:
-                    if byte == 0x3F, let end = terminator("?>", at: index, in: base, count: count, isFinal: isFinal) {
+                case .cdata, .comment, .processingInstruction:
+                    let literal: StaticString = mode == .cdata ? "]]>" : mode == .comment ? "-->" : "?>"
+                    if byte == literal.utf8Start[0], let end = terminator(literal, at: index, in: base, count: count, isFinal: isFinal) {
                         if end < 0 { try keep(from: index); break scanning }
                         mode = .text
                         index += end

@@ -230,17 +230,18 @@ final class FeedEventHandler: XMLEventHandler {
             metadata.format?.version = "0.90"  // RDF with the Netscape 0.9 vocabulary
         }
 
+        // An Atom person's name, email and uri, in an entry or in the feed.
+        if personDepth > 0, depth == personDepth + 1, isAtom {
+            switch tag {
+            case .name: begin(.personName)
+            case .email: begin(.personEmail)
+            case .uri: begin(.personURI)
+            default: break
+            }
+            return
+        }
         if itemDepth > 0 {
             // Depths are kept apart from the builders: `if let item` would copy a 40-field struct per element.
-            if personDepth > 0, depth == personDepth + 1, isAtom {
-                switch tag {
-                case .name: begin(.personName)
-                case .email: begin(.personEmail)
-                case .uri: begin(.personURI)
-                default: break
-                }
-                return
-            }
             let isChild = depth == itemDepth + 1 || (mediaGroupDepth > 0 && depth == mediaGroupDepth + 1)
             guard isChild else { return }
             itemElement(tag, isAtom: isAtom, isRSS: isRSS, attributes)
@@ -252,15 +253,6 @@ final class FeedEventHandler: XMLEventHandler {
         }
         if tag == .channel && isRSS && depth == 2 {
             channelDepth = 2
-            return
-        }
-        if personDepth > 0, depth == personDepth + 1, isAtom {
-            switch tag {
-            case .name: begin(.personName)
-            case .email: begin(.personEmail)
-            case .uri: begin(.personURI)
-            default: break
-            }
             return
         }
         if imageDepth > 0 {
