@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ArticleStore", targets: ["ArticleStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "Syndication", targets: ["Syndication"]),
+        .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
     ],
@@ -22,7 +23,8 @@ let package = Package(
         .target(name: "ArticleStore", dependencies: ["CSQLite", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch"]),
+        .target(name: "Ingest", dependencies: ["Fetch", "Syndication", "ArticleStore", "ExpatXML"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
@@ -38,6 +40,7 @@ let package = Package(
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "feedingestTests"),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,12 +8,17 @@ enum Command {
         feedingest \(version): ingest RSS and Atom feeds as a stream.
 
         Usage:
+          feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON
           feedingest parse [options] FILE...    articles of feed files as NDJSON (no store)
           feedingest --version                  print the version
           feedingest --help                     show this help
 
-        Run 'feedingest COMMAND --help' for a command's options.
-        Fetching feed lists into a store ('feedingest FEEDS') is not available yet.
+        Run 'feedingest COMMAND --help' for a command's options ('feedingest ingest --help' for FEEDS).
+
+        Examples:
+          feedingest feeds.txt | jq -r .title
+          feedingest subscriptions.opml --store ~/news.sqlite --jobs 16
+          feedingest parse feed.xml --report report.json
         """
 
     static func usageError(_ error: Arguments.UsageError) -> Int32 {
@@ -32,6 +37,8 @@ enum Command {
         switch first {
         case "parse":
             return ParseCommand.run(Array(arguments.dropFirst()))
+        case "ingest":
+            return IngestCommand.run(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             StandardStreams.output.write(help + "\n")
             StandardStreams.output.flush()
@@ -41,16 +48,18 @@ enum Command {
             StandardStreams.output.flush()
             return 0
         default:
-            if first.hasPrefix("-") {
-                let suggestion = Arguments.closest(to: first, in: ["--help", "--version"])
+            if first.hasPrefix("-"), first != "-" {
+                if ["--store", "--no-store", "--all", "--jobs", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
+                    return IngestCommand.run(arguments)  // options before FEEDS
+                }
+                let suggestion = Arguments.closest(to: first, in: ["--help", "--version", "--store", "--no-store", "--all", "--jobs", "--quiet"])
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
-            let suggestion = Arguments.closest(to: first, in: ["parse", "help"])
-            if let suggestion {
+            // A word that is no file but nearly a command is a typo of the command, not a feed list.
+            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
-            return usageError(.init(message: "fetching feed lists is not available yet; use 'feedingest parse FILE...'",
-                                    hint: "see 'feedingest --help'"))
+            return IngestCommand.run(arguments)
         }
     }
 }

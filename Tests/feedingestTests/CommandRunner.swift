@@ -19,10 +19,11 @@ struct CommandRunner {
         return Paths.packageRoot.appendingPathComponent(".build/debug/feedingest")
     }()
 
-    static func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil) throws -> Result {
+    static func run(_ arguments: [String], stdin: Data? = nil, currentDirectory: URL? = nil, environment: [String: String]? = nil) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let output = Pipe(), error = Pipe(), input = Pipe()
         process.standardOutput = output

@@ -1,0 +1,146 @@
+import ArticleStore
+import Foundation
+import Syndication
+
+/// Something that happened during an ingest run, as observers hear it.
+///
+/// Events of one feed come in this order: ``feedStarted(_:)``, its ``articleStored(_:)`` events (each after the
+/// article was committed), then ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
+/// comes first and ``runFinished(_:)`` last.
+public enum IngestEvent: Sendable {
+    /// The run begins with this many feeds.
+    case runStarted(feeds: Int)
+    /// A feed's fetch begins.
+    case feedStarted(FeedEntry)
+    /// An article was committed to the store (or, without a store, parsed).
+    case articleStored(IngestedArticle)
+    /// A feed is done: fetched and stored, not modified, or failed.
+    case feedFinished(FeedEntry, FeedResult)
+    /// The run is over; nothing follows.
+    case runFinished(IngestSummary)
+}
+
+/// One article of an ingest run: the value, its identifier in the store and what the store made of it.
+public struct IngestedArticle: Sendable {
+    /// The feed it came from.
+    public var entry: FeedEntry
+    /// The article as parsed.
+    public var article: Article
+    /// Its identifier in the store; `nil` without a store.
+    public var id: ArticleID?
+    /// New, updated or unchanged; `nil` without a store.
+    public var change: ArticleChange?
+
+    /// Creates a value.
+    public init(entry: FeedEntry, article: Article, id: ArticleID?, change: ArticleChange?) {
+        self.entry = entry
+        self.article = article
+        self.id = id
+        self.change = change
+    }
+}
+
+/// How one feed ended.
+public enum FeedResult: Sendable, Hashable {
+    /// Fetched, parsed and stored.
+    case ok(FeedCounts)
+    /// The server answered 304 Not Modified.
+    case notModified
+    /// The fetch, the parse or the store failed; the reason is for people. Articles committed before the failure
+    /// stay committed (and were reported).
+    case failed(reason: String, counts: FeedCounts)
+
+    /// Whether the feed failed.
+    public var isFailure: Bool {
+        if case .failed = self { return true }
+        return false
+    }
+}
+
+/// Article counts of one feed.
+public struct FeedCounts: Sendable, Hashable {
+    /// Articles parsed.
+    public var seen = 0
+    /// Of those, new to the store.
+    public var new = 0
+    /// Of those, changed since the store saw them.
+    public var updated = 0
+    /// Of those, already stored unchanged.
+    public var unchanged = 0
+
+    /// Creates counts.
+    public init(seen: Int = 0, new: Int = 0, updated: Int = 0, unchanged: Int = 0) {
+        self.seen = seen
+        self.new = new
+        self.updated = updated
+        self.unchanged = unchanged
+    }
+}
+
+/// The totals of a run.
+public struct IngestSummary: Sendable, Hashable {
+    /// Feeds in the run.
+    public var feeds = 0
+    /// Feeds fetched and stored.
+    public var ok = 0
+    /// Feeds that answered 304.
+    public var notModified = 0
+    /// Feeds that failed.
+    public var failed = 0
+    /// Article counts over all feeds.
+    public var articles = FeedCounts()
+    /// Wall time of the run, in seconds.
+    public var duration: TimeInterval = 0
+
+    /// Creates an empty summary.
+    public init() {}
+
+    mutating func add(_ result: FeedResult) {
+        switch result {
+        case .ok(let counts):
+            ok += 1
+            articles.add(counts)
+        case .notModified:
+            notModified += 1
+        case .failed(_, let counts):
+            failed += 1
+            articles.add(counts)
+        }
+    }
+}
+
+extension FeedCounts {
+    mutating func add(_ other: FeedCounts) {
+        seen += other.seen
+        new += other.new
+        updated += other.updated
+        unchanged += other.unchanged
+    }
+}
+
+/// Hears the events of ingest runs.
+///
+/// ## Threading contract
+///
+/// Every event of a pipeline goes to every observer on the pipeline's one serial ``IngestConfiguration/eventQueue``,
+/// one event at a time, in the order the run produced them (see ``IngestEvent``), never concurrently — so an
+/// observer may keep unsynchronised state that only ``ingest(_:)`` touches. ``IngestPipeline/run(_:)`` returns only
+/// after every observer has handled ``IngestEvent/runFinished(_:)``. A slow observer delays later events (and the end
+/// of the run), never the transfers or the store. Observers must not call back into the running pipeline's `run`.
+public protocol IngestObserver: Sendable {
+    /// Handles one event, on the pipeline's event queue.
+    func ingest(_ event: IngestEvent)
+}
+
+/// An observer made of a closure.
+public struct ClosureObserver: IngestObserver {
+    private let handler: @Sendable (IngestEvent) -> Void
+
+    /// Creates an observer that calls `handler` with each event.
+    public init(_ handler: @escaping @Sendable (IngestEvent) -> Void) {
+        self.handler = handler
+    }
+
+    /// Calls the closure.
+    public func ingest(_ event: IngestEvent) { handler(event) }
+}

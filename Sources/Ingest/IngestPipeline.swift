@@ -1,0 +1,323 @@
+import ArticleStore
+import Dispatch
+import Fetch
+import Foundation
+import Synchronization
+import Syndication
+
+/// How an ``IngestPipeline`` runs; every field has a working default.
+public struct IngestConfiguration: Sendable {
+    /// Worker threads, and so feeds in flight at once (each worker fetches, parses and stores one feed at a time,
+    /// through its own store context). Default 8.
+    public var jobs: Int = 8
+    /// How feeds are parsed; the response's charset is added as the hint when this sets none.
+    public var parser = FeedParserConfiguration()
+    /// The one serial queue observers are called on. Default: a private serial queue. Give `DispatchQueue.main`
+    /// only when the main thread keeps running its queue while ``IngestPipeline/run(_:)`` blocks another thread.
+    public var eventQueue = DispatchQueue(label: "feedingest.ingest.events")
+
+    /// Creates the default configuration.
+    public init() {}
+}
+
+/// The ingest pipeline: fetches a list of feeds concurrently, parses each as its bytes arrive, stores the articles
+/// and tells observers what happened.
+///
+/// ## How it works
+///
+/// ``IngestConfiguration/jobs`` worker threads take the feeds in list order. Each worker owns one
+/// `StoreContext` (made on that thread, never shared; only `FeedID`, `ArticleID` and `Article` values leave it)
+/// and, for each feed: reads the stored validators (`ETag`, `Last-Modified`) for a conditional GET, fetches through
+/// the pipeline's one `Fetcher` (whose transfer thread runs every transfer), and feeds the body, in order, into a
+/// `FeedParser` as it arrives. Articles go into the context as they are parsed; the batches it commits are reported
+/// as ``IngestEvent/articleStored(_:)``. A successful fetch ends with `finishFeed` and the response's new validators
+/// and body hash; a 304 with `finishFeed(notModified:)`; any failure (HTTP, network, parse, store) with `failFeed`,
+/// which keeps the old validators and the articles parsed before the error. One feed's failure never touches another:
+/// each has its own transfer, parser and store session.
+///
+/// Without a store (`store: nil`) articles are reported as parsed, with no identifier or change, and no validators
+/// are sent.
+///
+/// ## Observers
+///
+/// See ``IngestObserver`` for the threading contract: one serial queue, one event at a time, in order; ``run(_:)``
+/// returns after the last event was handled.
+public final class IngestPipeline: Sendable {
+    /// The store articles go into; `nil` to only parse.
+    public let store: Store?
+    /// The fetcher every transfer goes through.
+    public let fetcher: Fetcher
+    /// The configuration.
+    public let configuration: IngestConfiguration
+    private let observers = Mutex<[any IngestObserver]>([])
+
+    /// Creates a pipeline.
+    public init(store: Store?, fetcher: Fetcher = Fetcher(), configuration: IngestConfiguration = IngestConfiguration()) {
+        self.store = store
+        self.fetcher = fetcher
+        self.configuration = configuration
+    }
+
+    /// Registers an observer for the runs that start after this call.
+    public func addObserver(_ observer: some IngestObserver) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    /// Ingests the feeds and returns the run's summary, blocking the calling thread until the run is over and every
+    /// observer has handled ``IngestEvent/runFinished(_:)``.
+    ///
+    /// Do not call it from the event queue (it waits for that queue).
+    @discardableResult
+    public func run(_ entries: [FeedEntry]) -> IngestSummary {
+        let started = ContinuousClock.now
+        let observers = self.observers.withLock { $0 }
+        let queue = configuration.eventQueue
+        let emit: @Sendable (IngestEvent) -> Void = { event in
+            queue.async { for observer in observers { observer.ingest(event) } }
+        }
+        emit(.runStarted(feeds: entries.count))
+        let state = RunState(count: entries.count)
+        let group = DispatchGroup()
+        let workers = max(1, min(configuration.jobs, entries.count))
+        for number in 0..<workers where !entries.isEmpty {
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                let worker = Worker(pipeline: self, emit: emit)
+                while true {
+                    let index = state.next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard index < entries.count else { break }
+                    let result = worker.ingest(entries[index])
+                    state.results.withLock { $0[index] = result }
+                }
+            }
+            thread.name = "feedingest.ingest.\(number)"
+            thread.start()
+        }
+        group.wait()
+        var summary = IngestSummary()
+        summary.feeds = entries.count
+        for result in state.results.withLock({ $0 }) {
+            summary.add(result ?? .failed(reason: "not ingested", counts: FeedCounts()))
+        }
+        let elapsed = ContinuousClock.now - started
+        summary.duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        emit(.runFinished(summary))
+        queue.sync {}  // every event handled
+        return summary
+    }
+}
+
+/// What the workers of one run share.
+private final class RunState: Sendable {
+    /// The index of the next feed to take.
+    let next = Atomic<Int>(0)
+    /// Each feed's result, by list index.
+    let results: Mutex<[FeedResult?]>
+
+    init(count: Int) {
+        results = Mutex([FeedResult?](repeating: nil, count: count))
+    }
+}
+
+/// One worker thread's state: its store context. Confined to its thread.
+private final class Worker {
+    let pipeline: IngestPipeline
+    let emit: @Sendable (IngestEvent) -> Void
+    /// The worker's own store connection; `nil` without a store.
+    let context: StoreContext?
+    /// Why the context could not be made; every feed of this worker then fails with it.
+    let contextError: StoreError?
+
+    init(pipeline: IngestPipeline, emit: @escaping @Sendable (IngestEvent) -> Void) {
+        self.pipeline = pipeline
+        self.emit = emit
+        var context: StoreContext?
+        var contextError: StoreError?
+        if let store = pipeline.store {
+            do { context = try store.makeContext() } catch { contextError = error }
+        }
+        self.context = context
+        self.contextError = contextError
+    }
+
+    func ingest(_ entry: FeedEntry) -> FeedResult {
+        emit(.feedStarted(entry))
+        let result = fetchAndStore(entry)
+        emit(.feedFinished(entry, result))
+        return result
+    }
+
+    private func fetchAndStore(_ entry: FeedEntry) -> FeedResult {
+        if let contextError { return .failed(reason: "store: \(contextError)", counts: FeedCounts()) }
+        var feed: FeedID?
+        var validators = FetchValidators.none
+        if let context {
+            do {
+                let id = try context.feed(url: entry.storeURL)
+                let status = try context.beginFeed(id)
+                feed = id
+                validators = FetchValidators(entityTag: status.validators.etag, lastModified: status.validators.lastModified)
+            } catch {
+                return .failed(reason: "store: \(error)", counts: FeedCounts())
+            }
+        }
+        let request: FetchRequest
+        switch entry.location {
+        case .remote(let url): request = FetchRequest(url: url, validators: validators)
+        case .local(let path): request = .localFile(path)
+        }
+        let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, context: context, feed: feed,
+                                      emit: emit)
+        let fetched = pipeline.fetcher.fetch(request, into: consumer)
+
+        guard let context, let feed else {
+            // No store: articles were reported as parsed.
+            let counts = FeedCounts(seen: consumer.parsed)
+            switch fetched.outcome {
+            case .ok: return .ok(counts)
+            case .notModified: return .notModified
+            case .failed(let error): return .failed(reason: consumer.failureReason ?? Self.reason(error), counts: counts)
+            }
+        }
+        do {
+            switch fetched.outcome {
+            case .ok:
+                let success = FeedSuccess(
+                    validators: FeedValidators(etag: fetched.response?.entityTag, lastModified: fetched.response?.lastModified,
+                                               bodyHash: fetched.bodySHA256?.hex),
+                    currentURL: fetched.isPermanentlyRedirected ? fetched.finalURL?.absoluteString : nil,
+                    metadata: consumer.parser?.summary.metadata)
+                let summary = try context.finishFeed(feed, success)
+                report(summary.committed, entry)
+                return .ok(Self.counts(summary))
+            case .notModified:
+                let response = fetched.response
+                let success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
+                                          notModified: true)
+                _ = try context.finishFeed(feed, success)
+                return .notModified
+            case .failed(let error):
+                let reason = consumer.failureReason ?? Self.reason(error)
+                var retryAfter: Date?
+                switch error.kind {
+                case .rateLimited(let after?), .serviceUnavailable(let after?): retryAfter = Date().addingTimeInterval(after.delay())
+                default: break
+                }
+                let summary = try context.failFeed(feed, FeedFailure(error: reason, retryAfter: retryAfter))
+                report(summary.committed, entry)
+                return .failed(reason: reason, counts: Self.counts(summary))
+            }
+        } catch {
+            // The final transaction failed: record the failure if the store lets us, else forget the session.
+            let reason = "store: \(error)"
+            if let summary = try? context.failFeed(feed, FeedFailure(error: reason)) {
+                report(summary.committed, entry)
+                return .failed(reason: reason, counts: Self.counts(summary))
+            }
+            context.discardFeed(feed)
+            return .failed(reason: reason, counts: FeedCounts())
+        }
+    }
+
+    private func report(_ committed: [StoredArticle], _ entry: FeedEntry) {
+        for stored in committed {
+            emit(.articleStored(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
+        }
+    }
+
+    /// The fetch error for people, without the URL (the feed is named by whoever reports it).
+    static func reason(_ error: FetchError) -> String {
+        var text = error.message
+        if let curlCode = error.curlCode { text += " [CURLcode \(curlCode.rawValue)]" }
+        return text
+    }
+
+    private static func counts(_ summary: FeedIngestSummary) -> FeedCounts {
+        FeedCounts(seen: summary.seen, new: summary.new, updated: summary.updated, unchanged: summary.unchanged)
+    }
+}
+
+/// Feeds one fetch's body into a FeedParser (made when the response arrives, with its charset and final URL) and
+/// the parsed articles into the worker's store context. Confined to the worker thread.
+private final class IngestConsumer: FetchConsumer {
+    let entry: FeedEntry
+    let configuration: FeedParserConfiguration
+    let context: StoreContext?
+    let feed: FeedID?
+    let emit: @Sendable (IngestEvent) -> Void
+    private(set) var parser: FeedParser?
+    /// Articles parsed so far.
+    private(set) var parsed = 0
+    /// The first store error; the transfer stops with it.
+    private var storeError: StoreError?
+    /// The parse error, when the parser stopped.
+    private var parseError: FeedError?
+
+    init(entry: FeedEntry, configuration: FeedParserConfiguration, context: StoreContext?, feed: FeedID?,
+         emit: @escaping @Sendable (IngestEvent) -> Void) {
+        self.entry = entry
+        self.configuration = configuration
+        self.context = context
+        self.feed = feed
+        self.emit = emit
+    }
+
+    /// Why the transfer stopped, when this consumer stopped it (a parse or store error).
+    var failureReason: String? {
+        if let storeError { return "store: \(storeError)" }
+        if let parseError {
+            return parseError.line > 0 ? "line \(parseError.line), column \(parseError.column): \(parseError.message)" : parseError.message
+        }
+        return nil
+    }
+
+    func fetchDidReceiveResponse(_ response: FetchResponse) throws {
+        var configuration = self.configuration
+        if configuration.xml.charsetHint == nil { configuration.xml.charsetHint = response.charset }
+        let baseURL = response.url.isFileURL ? nil : response.url.absoluteString
+        parser = FeedParser(source: entry.source, baseURL: baseURL, configuration: configuration) { [unowned self] article, _ in
+            self.accept(article)
+        }
+    }
+
+    func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
+        if parser == nil { try fetchDidReceiveResponse(FetchResponse(status: 200, headers: HTTPHeaders(), url: URL(fileURLWithPath: entry.source))) }
+        do { try parser?.parse(bytes) } catch {
+            parseError = error
+            throw error
+        }
+        if let storeError { throw storeError }
+        if let context {
+            do { report(try context.commitIfDue()) } catch {
+                storeError = error
+                throw error
+            }
+        }
+    }
+
+    func fetchDidFinish() throws {
+        if parser == nil { try fetchDidReceiveResponse(FetchResponse(status: 200, headers: HTTPHeaders(), url: URL(fileURLWithPath: entry.source))) }
+        do { try parser?.finish() } catch {
+            parseError = error
+            throw error
+        }
+        if let storeError { throw storeError }
+    }
+
+    private func accept(_ article: Article) {
+        parsed += 1
+        guard let context, let feed else {
+            emit(.articleStored(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
+            return
+        }
+        guard storeError == nil else { return }
+        do { report(try context.store(article, in: feed)) } catch { storeError = error }
+    }
+
+    private func report(_ committed: [StoredArticle]) {
+        for stored in committed {
+            emit(.articleStored(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import ArticleStore
+import Fetch
+import Foundation
+import Ingest
+import Syndication
+
+/// `feedingest [ingest] FEEDS [options]`: fetches a feed list into the store and prints new articles as NDJSON.
+enum IngestCommand {
+    static let help = """
+        Usage: feedingest [ingest] FEEDS [options]
+
+        Fetches every feed of FEEDS concurrently, parses each as it downloads, stores the articles, and prints
+        each new or updated article on stdout as one JSON line (the article schema plus "status": "new" or
+        "updated"), once it is committed to the store. Feeds the store has seen are fetched conditionally
+        (ETag, Last-Modified), so a second run prints only what changed.
+
+        FEEDS is a file with one feed a line (an http/https URL, a local path or a file:// URL, then optional
+        tags; # starts a comment), an OPML file (nested outlines become tags), or - for stdin. A bad line is
+        reported with its number and skipped; a feed listed twice is fetched once.
+
+        Options:
+          --store PATH   the SQLite store (default: $FEEDINGEST_STORE, else
+                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
+          --no-store     fetch and parse only: print every article, without "status"
+          --all          print every parsed article, unchanged ones too (those without "status")
+          --jobs N       feeds fetched, parsed and stored at once (default 8)
+          -q, --quiet    print nothing on stderr (the exit status still tells)
+          -h, --help     show this help
+
+        stderr gets one line per bad list line and per failed feed, then a summary; stdout carries only articles.
+
+        Exit status: 0 when every feed was fetched or not modified, 1 when a feed failed or a list line was bad
+        (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store.
+
+        Examples:
+          feedingest feeds.txt | jq -r .title
+          feedingest ingest subscriptions.opml --store ~/news.sqlite --jobs 16
+          echo https://example.org/feed.xml | feedingest - --no-store
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--quiet", "-q", "--help", "-h"],
+                                                          options: ["--store", "--jobs"]),
+                                   command: "ingest")
+        } catch {
+            return Command.usageError(error)
+        }
+        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
+            StandardStreams.output.write(help + "\n")
+            StandardStreams.output.flush()
+            return 0
+        }
+        guard parsed.positional.count == 1, let listPath = parsed.positional.first else {
+            return Command.usageError(.init(message: parsed.positional.isEmpty ? "ingest needs a feed list FEEDS (or - for stdin)"
+                                                : "ingest takes one feed list, got \(parsed.positional.count)",
+                                            hint: "see 'feedingest ingest --help'"))
+        }
+        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
+        let noStore = parsed.flags.contains("--no-store")
+        if noStore, parsed.options["--store"] != nil {
+            return Command.usageError(.init(message: "--store and --no-store exclude each other", hint: nil))
+        }
+        var configuration = IngestConfiguration()
+        if let jobs = parsed.options["--jobs"] {
+            guard let count = Int(jobs), (1...256).contains(count) else {
+                return Command.usageError(.init(message: "--jobs needs a number from 1 to 256, not '\(jobs)'", hint: nil))
+            }
+            configuration.jobs = count
+        }
+
+        let list: FeedList
+        do {
+            list = try FeedList.load(path: listPath)
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the feed list \(listPath): \(Self.reason(error))\n")
+            return 2
+        }
+        let listName = listPath == "-" ? "stdin" : listPath
+        if !quiet {
+            for problem in list.problems {
+                let text = problem.text.isEmpty ? "" : ": \(problem.text)"
+                StandardStreams.error.write("feedingest: \(listName):\(problem.line): \(problem.message)\(text)\n")
+            }
+        }
+
+        var store: Store?
+        if !noStore {
+            let path = storePath(option: parsed.options["--store"])
+            do {
+                store = try Store(path: path)
+            } catch {
+                var line = "feedingest: cannot use the store \(path): \(error)"
+                if let hint = error.hint { line += " (\(hint))" }
+                StandardStreams.error.write(line + "\n")
+                return 2
+            }
+        }
+
+        let pipeline = IngestPipeline(store: store, fetcher: Fetcher(), configuration: configuration)
+        pipeline.addObserver(OutputObserver(printsAll: parsed.flags.contains("--all"), quiet: quiet, badLines: list.problems.count))
+        let summary = pipeline.run(list.entries)
+        StandardStreams.output.flush()
+        return summary.failed > 0 || !list.problems.isEmpty ? 1 : 0
+    }
+
+    /// `--store`, else `FEEDINGEST_STORE`, else `$XDG_DATA_HOME/feedingest/feedingest.sqlite` (whose directory is
+    /// created), with `~/.local/share` when `XDG_DATA_HOME` is unset or not absolute.
+    static func storePath(option: String?) -> String {
+        if let option { return option }
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["FEEDINGEST_STORE"], !path.isEmpty { return path }
+        var dataHome = environment["XDG_DATA_HOME"] ?? ""
+        if !dataHome.hasPrefix("/") {
+            dataHome = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
+        }
+        let directory = dataHome + "/feedingest"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory + "/feedingest.sqlite"
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        if let error = error as? CocoaError, error.code == .fileReadNoSuchFile { return "no such file" }
+        return error.localizedDescription
+    }
+}
+
+/// The command line's observer: NDJSON articles on stdout, failed feeds and the summary on stderr.
+///
+/// `@unchecked Sendable`: its mutable state (the JSON buffer) and the standard streams are touched only from
+/// ``IngestObserver/ingest(_:)``, which the pipeline calls on its one serial event queue, one event at a time, while
+/// the main thread waits in `run`.
+final class OutputObserver: IngestObserver, @unchecked Sendable {
+    private let printsAll: Bool
+    private let quiet: Bool
+    private let badLines: Int
+    private var json = JSONWriter()
+
+    init(printsAll: Bool, quiet: Bool, badLines: Int) {
+        self.printsAll = printsAll
+        self.quiet = quiet
+        self.badLines = badLines
+    }
+
+    func ingest(_ event: IngestEvent) {
+        switch event {
+        case .articleStored(let stored):
+            var extra: [(key: String, value: String)] = []
+            switch stored.change {
+            case .new?: extra = [("status", "new")]
+            case .updated?: extra = [("status", "updated")]
+            case .unchanged?: guard printsAll else { return }
+            case nil: break
+            }
+            json.reset()
+            stored.article.write(to: &json, extra: extra)
+            json.raw(0x0A)
+            StandardStreams.output.write(json.bytes)
+            StandardStreams.output.flush()
+        case .feedFinished(let entry, .failed(let reason, _)):
+            if !quiet { StandardStreams.error.write("feedingest: \(entry.source): \(reason)\n") }
+        case .runFinished(let summary):
+            StandardStreams.output.flush()
+            guard !quiet else { return }
+            var line = "feedingest: \(summary.feeds) feed\(summary.feeds == 1 ? "" : "s"): \(summary.ok) ok, "
+                + "\(summary.notModified) not modified, \(summary.failed) failed"
+            if badLines > 0 { line += ", \(badLines) bad list line\(badLines == 1 ? "" : "s")" }
+            line += "; \(summary.articles.new) new, \(summary.articles.updated) updated articles"
+            line += String(format: " (%.1f s)", summary.duration)
+            StandardStreams.error.write(line + "\n")
+        default:
+            break
+        }
+    }
+}
