@@ -142,6 +142,32 @@ struct IngestCommandTests {
         #expect(try Self.count("articles", in: directory.appendingPathComponent(".local/share/feedingest/feedingest.sqlite")) == 4)
     }
 
+    @Test func aChangedFeedPrintsOnlyItsChangedArticleAsUpdated() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let feed = directory.appendingPathComponent("atp.rss")
+        let original = try String(contentsOf: Paths.realworld.appendingPathComponent("atp.rss"), encoding: .utf8)
+        try Data(original.utf8).write(to: feed)
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("atp.rss\n".utf8).write(to: list)  // relative to the list's directory
+        let store = directory.appendingPathComponent("store.sqlite")
+        let first = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.lines.count == 100)
+        let item = original.range(of: "<item")!.lowerBound
+        let title = original.range(of: "<title>", range: item..<original.endIndex)!
+        try Data(original.replacingCharacters(in: title, with: "<title>Changed: ").utf8).write(to: feed)
+        let second = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.lines.count == 1)
+        let article = Self.objects(second).first
+        #expect(article?["status"] as? String == "updated")
+        #expect((article?["title"] as? String)?.hasPrefix("Changed: ") == true)
+        #expect(second.stderr.contains("0 new, 1 updated"), "\(second.stderr)")
+        let check = try validate(second.stdout, schema: "article.schema.json", lines: true)
+        #expect(check.ok, "\(check.output)")
+    }
+
     @Test func usageErrorsAndAnUnusableStoreExit2() throws {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

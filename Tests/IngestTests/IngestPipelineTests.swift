@@ -1,0 +1,159 @@
+import ArticleStore
+import Dispatch
+import Foundation
+import Ingest
+import Synchronization
+import Testing
+
+/// The corpus of real-world feeds, located from this file (../shared/corpus next to the package).
+private let realworld = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("shared/corpus/realworld/rsparser/Tests/RSParserTests/Resources")
+
+/// Records every event, checking that no two are handled at once and that all arrive on the event queue.
+private final class Recorder: IngestObserver {
+    let queue: DispatchQueue
+    let events = Mutex<[IngestEvent]>([])
+    let busy = Atomic<Bool>(false)
+    let overlaps = Atomic<Int>(0)
+    let offQueue = Atomic<Int>(0)
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    func ingest(_ event: IngestEvent) {
+        if busy.exchange(true, ordering: .acquiringAndReleasing) { overlaps.add(1, ordering: .relaxed) }
+        dispatchPrecondition(condition: .onQueue(queue))
+        events.withLock { $0.append(event) }
+        usleep(50)  // widen the window a concurrent delivery would need
+        busy.store(false, ordering: .releasing)
+    }
+}
+
+@Suite("IngestPipeline")
+struct IngestPipelineTests {
+    static func entry(_ name: String) -> FeedEntry {
+        let path = realworld.appendingPathComponent(name).path
+        return FeedEntry(location: .local(path), source: path)
+    }
+
+    static func temporaryStore() throws -> (Store, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return (try Store(path: directory.appendingPathComponent("store.sqlite").path), directory)
+    }
+
+    @Test func deliversEventsInOrderOneAtATimeOnOneQueueAndIsolatesFailures() throws {
+        let (store, directory) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = IngestConfiguration()
+        configuration.jobs = 3
+        let pipeline = IngestPipeline(store: store, configuration: configuration)
+        let recorder = Recorder(queue: configuration.eventQueue)
+        pipeline.addObserver(recorder)
+        let notAFeed = FeedEntry(location: .local(realworld.appendingPathComponent("3960.json").path), source: "json")
+        let missing = FeedEntry(location: .local("/nonexistent/feed.xml"), source: "missing")
+        let entries = [Self.entry("atp.rss"), notAFeed, Self.entry("bio.rdf"), missing, Self.entry("kc0011.rss")]
+        let summary = pipeline.run(entries)
+
+        #expect(summary.feeds == 5)
+        #expect(summary.ok == 3)
+        #expect(summary.failed == 2)
+        #expect(summary.articles.new == 150)
+        let events = recorder.events.withLock { $0 }
+        #expect(recorder.overlaps.load(ordering: .relaxed) == 0)
+        guard case .runStarted(feeds: 5)? = events.first else { Issue.record("first event: \(String(describing: events.first))"); return }
+        guard case .runFinished(let last)? = events.last else { Issue.record("last event: \(String(describing: events.last))"); return }
+        #expect(last == summary)
+        // Per feed: started, then its articles, then finished; nothing after finished.
+        var state: [String: Int] = [:]  // 1 started, 2 finished
+        var articles: [String: Int] = [:]
+        var results: [String: FeedResult] = [:]
+        for event in events.dropFirst().dropLast() {
+            switch event {
+            case .feedStarted(let entry):
+                #expect(state[entry.source] == nil)
+                state[entry.source] = 1
+            case .articleStored(let stored):
+                #expect(state[stored.entry.source] == 1)
+                #expect(stored.change == .new)
+                #expect(stored.id != nil)
+                #expect(stored.article.feed == stored.entry.source)
+                articles[stored.entry.source, default: 0] += 1
+            case .feedFinished(let entry, let result):
+                #expect(state[entry.source] == 1)
+                state[entry.source] = 2
+                results[entry.source] = result
+            default:
+                Issue.record("unexpected \(event)")
+            }
+        }
+        #expect(state.count == 5 && state.values.allSatisfy { $0 == 2 })
+        #expect(articles[Self.entry("atp.rss").source] == 100)
+        #expect(articles[Self.entry("kc0011.rss").source] == 20)
+        #expect(results["json"]?.isFailure == true)
+        #expect(results["missing"]?.isFailure == true)
+        if case .failed(let reason, _)? = results["missing"] { #expect(reason.contains("does not exist")) }
+
+        // The store recorded the failures and the successes, each on its own feed.
+        let context = try store.makeContext()
+        #expect(try context.articleCount() == 150)
+        let statuses = try context.feedStatuses()
+        #expect(statuses.count == 5)
+        #expect(statuses.filter { $0.outcome == .failed }.count == 2)
+        #expect(statuses.filter { $0.outcome == .updated }.count == 3)
+        #expect(statuses.first { $0.outcome == .failed }?.consecutiveFailures == 1)
+        #expect(statuses.filter { $0.outcome == .updated }.allSatisfy { $0.validators.bodyHash != nil })
+    }
+
+    @Test func aSecondRunReportsUnchangedArticlesAndAChangedOneAsUpdated() throws {
+        let (store, directory) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let copy = directory.appendingPathComponent("feed.rss")
+        let original = try String(contentsOf: realworld.appendingPathComponent("atp.rss"), encoding: .utf8)
+        try Data(original.utf8).write(to: copy)
+        let entry = FeedEntry(location: .local(copy.path), source: copy.path)
+        let pipeline = IngestPipeline(store: store)
+        let first = pipeline.run([entry])
+        #expect(first.articles.new == 100)
+
+        let changes = Mutex<[ArticleChange?]>([])
+        let second = IngestPipeline(store: store)
+        second.addObserver(ClosureObserver { event in
+            if case .articleStored(let stored) = event { changes.withLock { $0.append(stored.change) } }
+        })
+        let unchanged = second.run([entry])
+        #expect(unchanged.articles.unchanged == 100)
+        #expect(unchanged.articles.new == 0)
+        #expect(changes.withLock { $0 }.allSatisfy { $0 == .unchanged })
+
+        // Change one item's title: exactly one article is updated.
+        guard let range = original.range(of: "<title>", range: original.range(of: "<item")!.lowerBound..<original.endIndex) else {
+            Issue.record("no item title"); return
+        }
+        try Data(original.replacingCharacters(in: range, with: "<title>Changed: ").utf8).write(to: copy)
+        let changed = IngestPipeline(store: store).run([entry])
+        #expect(changed.articles.updated == 1)
+        #expect(changed.articles.unchanged == 99)
+    }
+
+    @Test func withoutAStoreArticlesAreReportedAsParsed() throws {
+        let count = Atomic<Int>(0)
+        let pipeline = IngestPipeline(store: nil)
+        pipeline.addObserver(ClosureObserver { event in
+            if case .articleStored(let stored) = event, stored.id == nil, stored.change == nil { count.add(1, ordering: .relaxed) }
+        })
+        let summary = pipeline.run([Self.entry("atp.rss"), Self.entry("bio.rdf")])
+        #expect(summary.ok == 2)
+        #expect(summary.articles.seen == 130)
+        #expect(count.load(ordering: .relaxed) == 130)
+    }
+
+    @Test func anEmptyRunStillStartsAndFinishes() {
+        let events = Mutex<[String]>([])
+        let pipeline = IngestPipeline(store: nil)
+        pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append("\(event)".prefix(10).description) } })
+        let summary = pipeline.run([])
+        #expect(summary.feeds == 0)
+        #expect(events.withLock { $0 }.count == 2)
+    }
+}
