@@ -14,7 +14,7 @@ public enum IngestEvent: Sendable {
     case feedStarted(FeedEntry)
     /// An article was committed to the store (or, without a store, parsed).
     case articleStored(IngestedArticle)
-    /// A feed is done: fetched and stored, not modified, or failed.
+    /// A feed is done: fetched and stored, not modified, deferred, or failed.
     case feedFinished(FeedEntry, FeedResult)
     /// The run is over; nothing follows.
     case runFinished(IngestSummary)
@@ -46,6 +46,9 @@ public enum FeedResult: Sendable, Hashable {
     case ok(FeedCounts)
     /// The server answered 304 Not Modified.
     case notModified
+    /// Not fetched: the store's next allowed fetch (after `Retry-After` or failures, with backoff) is still ahead.
+    /// ``IngestConfiguration/force`` fetches anyway.
+    case deferred(until: Date)
     /// The fetch, the parse or the store failed; the reason is for people. Articles committed before the failure
     /// stay committed (and were reported).
     case failed(reason: String, counts: FeedCounts)
@@ -87,6 +90,8 @@ public struct IngestSummary: Sendable, Hashable {
     public var notModified = 0
     /// Feeds that failed.
     public var failed = 0
+    /// Feeds not fetched because their next allowed fetch is still ahead.
+    public var deferred = 0
     /// Article counts over all feeds.
     public var articles = FeedCounts()
     /// Wall time of the run, in seconds.
@@ -102,6 +107,8 @@ public struct IngestSummary: Sendable, Hashable {
             articles.add(counts)
         case .notModified:
             notModified += 1
+        case .deferred:
+            deferred += 1
         case .failed(_, let counts):
             failed += 1
             articles.add(counts)

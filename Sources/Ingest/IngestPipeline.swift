@@ -15,6 +15,9 @@ public struct IngestConfiguration: Sendable {
     /// The one serial queue observers are called on. Default: a private serial queue. Give `DispatchQueue.main`
     /// only when the main thread keeps running its queue while ``IngestPipeline/run(_:)`` blocks another thread.
     public var eventQueue = DispatchQueue(label: "feedingest.ingest.events")
+    /// Fetch feeds whose next allowed fetch (stored after `Retry-After` or failures) is still ahead, instead of
+    /// reporting them as ``FeedResult/deferred(until:)``. Default `false`.
+    public var force = false
 
     /// Creates the default configuration.
     public init() {}
@@ -34,6 +37,9 @@ public struct IngestConfiguration: Sendable {
 /// and body hash; a 304 with `finishFeed(notModified:)`; any failure (HTTP, network, parse, store) with `failFeed`,
 /// which keeps the old validators and the articles parsed before the error. One feed's failure never touches another:
 /// each has its own transfer, parser and store session.
+///
+/// A feed whose stored next allowed fetch (from `Retry-After`, or the backoff after consecutive failures) is still
+/// ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless ``IngestConfiguration/force`` is set.
 ///
 /// Without a store (`store: nil`) articles are reported as parsed, with no identifier or change, and no validators
 /// are sent.
@@ -156,6 +162,10 @@ private final class Worker {
             do {
                 let id = try context.feed(url: entry.storeURL)
                 let status = try context.beginFeed(id)
+                if !pipeline.configuration.force, let next = status.nextFetch, next > Date() {
+                    context.discardFeed(id)
+                    return .deferred(until: next)
+                }
                 feed = id
                 validators = FetchValidators(entityTag: status.validators.etag, lastModified: status.validators.lastModified)
             } catch {

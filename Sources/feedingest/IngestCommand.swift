@@ -24,12 +24,15 @@ enum IngestCommand {
           --no-store     fetch and parse only: print every article, without "status"
           --all          print every parsed article, unchanged ones too (those without "status")
           --jobs N       feeds fetched, parsed and stored at once (default 8)
+          --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
           -q, --quiet    print nothing on stderr (the exit status still tells)
           -h, --help     show this help
 
         stderr gets one line per bad list line and per failed feed, then a summary; stdout carries only articles.
 
-        Exit status: 0 when every feed was fetched or not modified, 1 when a feed failed or a list line was bad
+        A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched.
+
+        Exit status: 0 when every feed was fetched, not modified or deferred, 1 when a feed failed or a list line was bad
         (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store.
 
         Examples:
@@ -41,7 +44,7 @@ enum IngestCommand {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
         do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--quiet", "-q", "--help", "-h"],
+            parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--force", "--quiet", "-q", "--help", "-h"],
                                                           options: ["--store", "--jobs"]),
                                    command: "ingest")
         } catch {
@@ -69,6 +72,7 @@ enum IngestCommand {
             }
             configuration.jobs = count
         }
+        configuration.force = parsed.flags.contains("--force")
 
         let list: FeedList
         do {
@@ -168,6 +172,7 @@ final class OutputObserver: IngestObserver, @unchecked Sendable {
             guard !quiet else { return }
             var line = "feedingest: \(summary.feeds) feed\(summary.feeds == 1 ? "" : "s"): \(summary.ok) ok, "
                 + "\(summary.notModified) not modified, \(summary.failed) failed"
+            if summary.deferred > 0 { line += ", \(summary.deferred) deferred" }
             if badLines > 0 { line += ", \(badLines) bad list line\(badLines == 1 ? "" : "s")" }
             line += "; \(summary.articles.new) new, \(summary.articles.updated) updated articles"
             line += String(format: " (%.1f s)", summary.duration)

@@ -49,10 +49,10 @@ enum Command {
             return 0
         default:
             if first.hasPrefix("-"), first != "-" {
-                if ["--store", "--no-store", "--all", "--jobs", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
+                if ["--store", "--no-store", "--all", "--force", "--jobs", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
                     return IngestCommand.run(arguments)  // options before FEEDS
                 }
-                let suggestion = Arguments.closest(to: first, in: ["--help", "--version", "--store", "--no-store", "--all", "--jobs", "--quiet"])
+                let suggestion = Arguments.closest(to: first, in: ["--help", "--version", "--store", "--no-store", "--all", "--force", "--jobs", "--quiet"])
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.

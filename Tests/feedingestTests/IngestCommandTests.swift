@@ -168,6 +168,27 @@ struct IngestCommandTests {
         #expect(check.ok, "\(check.output)")
     }
 
+    @Test func aFailedFeedIsDeferredOnTheNextRunUnlessForced() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("http://127.0.0.1:1/feed.xml\n\(Paths.realworld.appendingPathComponent("theomnishow.rss").path)\n".utf8).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite")
+        let first = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(first.status == 1)
+        #expect(first.lines.count == 4)
+        #expect(first.stderr.contains("2 feeds: 1 ok, 0 not modified, 1 failed;"), "\(first.stderr)")
+        // The store backs off after the failure: the next run defers the feed, and that is no failure.
+        let second = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.isEmpty)
+        #expect(second.stderr.contains("2 feeds: 1 ok, 0 not modified, 0 failed, 1 deferred;"), "\(second.stderr)")
+        #expect(!second.stderr.contains("127.0.0.1:1"))
+        let forced = try CommandRunner.run([list.path, "--store", store.path, "--force"])
+        #expect(forced.status == 1)
+        #expect(forced.stderr.contains("feedingest: http://127.0.0.1:1/feed.xml: "), "\(forced.stderr)")
+    }
+
     @Test func usageErrorsAndAnUnusableStoreExit2() throws {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
