@@ -18,6 +18,11 @@ public struct IngestConfiguration: Sendable {
     /// Fetch feeds whose next allowed fetch (stored after `Retry-After` or failures) is still ahead, instead of
     /// reporting them as ``FeedResult/deferred(until:)``. Default `false`.
     public var force = false
+    /// Transfers started ahead of the workers, so that slow servers overlap: while ``jobs`` workers parse and store,
+    /// up to this many further feeds are already downloading (each pauses once
+    /// `FetchConfiguration.maximumBufferedBytes` wait for their worker). Default 64; 0 starts each transfer only when
+    /// its worker takes the feed.
+    public var transfersAhead = 64
 
     /// Creates the default configuration.
     public init() {}
@@ -28,11 +33,12 @@ public struct IngestConfiguration: Sendable {
 ///
 /// ## How it works
 ///
-/// ``IngestConfiguration/jobs`` worker threads take the feeds in list order. Each worker owns one
-/// `StoreContext` (made on that thread, never shared; only `FeedID`, `ArticleID` and `Article` values leave it)
-/// and, for each feed: reads the stored validators (`ETag`, `Last-Modified`) for a conditional GET, fetches through
-/// the pipeline's one `Fetcher` (whose transfer thread runs every transfer), and feeds the body, in order, into a
-/// `FeedParser` as it arrives. Articles go into the context as they are parsed; the batches it commits are reported
+/// First the stored validators (`ETag`, `Last-Modified`) and next allowed fetch of every feed are read in one pass,
+/// for conditional GETs. Then ``IngestConfiguration/jobs`` worker threads take the feeds in list order. Each worker
+/// owns one `StoreContext` (made on that thread, never shared; only `FeedID`, `ArticleID` and `Article` values leave
+/// it) and, for each feed, takes its transfer from the pipeline's one `Fetcher` (whose transfer thread runs every
+/// transfer; up to ``IngestConfiguration/transfersAhead`` further feeds are already downloading) and feeds the body,
+/// in order, into a `FeedParser` as it arrives. Articles go into the context as they are parsed; the batches it commits are reported
 /// as ``IngestEvent/articleStored(_:)``. A successful fetch ends with `finishFeed` and the response's new validators
 /// and body hash; a 304 with `finishFeed(notModified:)`; any failure (HTTP, network, parse, store) with `failFeed`,
 /// which keeps the old validators and the articles parsed before the error. One feed's failure never touches another:
@@ -82,7 +88,9 @@ public final class IngestPipeline: Sendable {
             queue.async { for observer in observers { observer.ingest(event) } }
         }
         emit(.runStarted(feeds: entries.count))
+        let plans = plan(entries)
         let state = RunState(count: entries.count)
+        let ahead = max(0, configuration.transfersAhead)
         let group = DispatchGroup()
         let workers = max(1, min(configuration.jobs, entries.count))
         for number in 0..<workers where !entries.isEmpty {
@@ -93,7 +101,8 @@ public final class IngestPipeline: Sendable {
                 while true {
                     let index = state.next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard index < entries.count else { break }
-                    let result = worker.ingest(entries[index])
+                    let transfer = state.transfer(for: index, plans: plans, fetcher: fetcher, ahead: ahead)
+                    let result = worker.ingest(plans[index], transfer: transfer)
                     state.results.withLock { $0[index] = result }
                 }
             }
@@ -112,6 +121,52 @@ public final class IngestPipeline: Sendable {
         queue.sync {}  // every event handled
         return summary
     }
+
+    /// Reads every feed's validators and next allowed fetch in one pass (through a context of the calling thread,
+    /// dropped afterwards), so transfers can start before a worker takes their feed.
+    private func plan(_ entries: [FeedEntry]) -> [Plan] {
+        var plans = entries.map { entry in
+            Plan(entry: entry, request: Self.request(entry, validators: .none), feed: nil, deferredUntil: nil, failure: nil)
+        }
+        guard let store, !entries.isEmpty else { return plans }
+        do {
+            let context = try store.makeContext()
+            let ids = try context.feeds(urls: entries.map(\.storeURL))
+            for index in plans.indices {
+                let status = try context.feedStatus(ids[index])
+                plans[index].feed = ids[index]
+                plans[index].request = Self.request(entries[index], validators: FetchValidators(
+                    entityTag: status.validators.etag, lastModified: status.validators.lastModified))
+                if !configuration.force, let next = status.nextFetch, next > Date() { plans[index].deferredUntil = next }
+            }
+        } catch {
+            for index in plans.indices { plans[index].failure = "store: \(error)" }
+        }
+        return plans
+    }
+
+    private static func request(_ entry: FeedEntry, validators: FetchValidators) -> FetchRequest {
+        switch entry.location {
+        case .remote(let url): return FetchRequest(url: url, validators: validators)
+        case .local(let path): return .localFile(path)
+        }
+    }
+}
+
+/// One feed of a run, as planned before the workers start.
+struct Plan: Sendable {
+    var entry: FeedEntry
+    /// The request, with the stored validators.
+    var request: FetchRequest
+    /// The feed's row; `nil` without a store.
+    var feed: FeedID?
+    /// Set when the feed's next allowed fetch is ahead (and the run is not forced).
+    var deferredUntil: Date?
+    /// Set when the store could not be read; the feed fails with it.
+    var failure: String?
+
+    /// Whether the feed is to be fetched.
+    var fetches: Bool { deferredUntil == nil && failure == nil }
 }
 
 /// What the workers of one run share.
@@ -121,8 +176,23 @@ private final class RunState: Sendable {
     /// Each feed's result, by list index.
     let results: Mutex<[FeedResult?]>
 
+    /// Transfers started ahead, by list index, and the index of the next feed to start.
+    let transfers = Mutex<(next: Int, started: [Int: FetchTransfer])>((0, [:]))
+
     init(count: Int) {
         results = Mutex([FeedResult?](repeating: nil, count: count))
+    }
+
+    /// The transfer of feed `index` (started now if it was not yet), after starting those up to `ahead` feeds
+    /// further; `nil` when the feed is not to be fetched.
+    func transfer(for index: Int, plans: [Plan], fetcher: Fetcher, ahead: Int) -> FetchTransfer? {
+        transfers.withLock { state in
+            while state.next < plans.count, state.next <= index + ahead {
+                if plans[state.next].fetches { state.started[state.next] = fetcher.start(plans[state.next].request) }
+                state.next += 1
+            }
+            return state.started.removeValue(forKey: index)
+        }
     }
 }
 
@@ -147,39 +217,34 @@ private final class Worker {
         self.contextError = contextError
     }
 
-    func ingest(_ entry: FeedEntry) -> FeedResult {
-        emit(.feedStarted(entry))
-        let result = fetchAndStore(entry)
-        emit(.feedFinished(entry, result))
+    func ingest(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+        emit(.feedStarted(plan.entry))
+        let result = fetchAndStore(plan, transfer: transfer)
+        emit(.feedFinished(plan.entry, result))
         return result
     }
 
-    private func fetchAndStore(_ entry: FeedEntry) -> FeedResult {
-        if let contextError { return .failed(reason: "store: \(contextError)", counts: FeedCounts()) }
+    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+        let entry = plan.entry
+        var failure = plan.failure ?? contextError.map { "store: \($0)" }
         var feed: FeedID?
-        var validators = FetchValidators.none
-        if let context {
+        if failure == nil, plan.deferredUntil == nil, let context, let id = plan.feed {
             do {
-                let id = try context.feed(url: entry.storeURL)
-                let status = try context.beginFeed(id)
-                if !pipeline.configuration.force, let next = status.nextFetch, next > Date() {
-                    context.discardFeed(id)
-                    return .deferred(until: next)
-                }
+                try context.beginFeed(id)
                 feed = id
-                validators = FetchValidators(entityTag: status.validators.etag, lastModified: status.validators.lastModified)
             } catch {
-                return .failed(reason: "store: \(error)", counts: FeedCounts())
+                failure = "store: \(error)"
             }
         }
-        let request: FetchRequest
-        switch entry.location {
-        case .remote(let url): request = FetchRequest(url: url, validators: validators)
-        case .local(let path): request = .localFile(path)
+        if failure != nil || plan.deferredUntil != nil {
+            transfer?.cancel()  // started ahead, not wanted after all
+            if let transfer { _ = transfer.deliver(to: DiscardingConsumer()) }
+            if let failure { return .failed(reason: failure, counts: FeedCounts()) }
+            if let until = plan.deferredUntil { return .deferred(until: until) }
         }
         let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, context: context, feed: feed,
                                       emit: emit)
-        let fetched = pipeline.fetcher.fetch(request, into: consumer)
+        let fetched = (transfer ?? pipeline.fetcher.start(plan.request)).deliver(to: consumer)
 
         guard let context, let feed else {
             // No store: articles were reported as parsed.

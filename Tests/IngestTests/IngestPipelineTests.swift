@@ -148,6 +148,20 @@ struct IngestPipelineTests {
         #expect(count.load(ordering: .relaxed) == 130)
     }
 
+    @Test(arguments: [0, 1, 64])
+    func oneWorkerWithTransfersStartedAheadIngestsEveryFeed(ahead: Int) throws {
+        let (store, directory) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = IngestConfiguration()
+        configuration.jobs = 1
+        configuration.transfersAhead = ahead
+        let names = ["DaringFireball.atom", "atp.rss", "bio.rdf", "kc0011.rss", "theomnishow.rss"]
+        let summary = IngestPipeline(store: store, configuration: configuration).run(names.map(Self.entry))
+        #expect(summary.ok == 5)
+        #expect(summary.articles.seen == 48 + 100 + 30 + 20 + 4)
+        #expect(try store.makeContext().articleCount() == summary.articles.new)
+    }
+
     @Test func anEmptyRunStillStartsAndFinishes() {
         let events = Mutex<[String]>([])
         let pipeline = IngestPipeline(store: nil)
