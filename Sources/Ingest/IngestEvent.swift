@@ -49,6 +49,8 @@ public enum FeedResult: Sendable, Hashable {
     /// Not fetched: the store's next allowed fetch (after `Retry-After` or failures, with backoff) is still ahead.
     /// ``IngestConfiguration/force`` fetches anyway.
     case deferred(until: Date)
+    /// Not fetched, or aborted, because the run was cancelled (``IngestPipeline/cancel()``); the store is as before.
+    case cancelled
     /// The fetch, the parse or the store failed; the reason is for people. Articles committed before the failure
     /// stay committed (and were reported).
     case failed(reason: String, counts: FeedCounts)
@@ -92,6 +94,8 @@ public struct IngestSummary: Sendable, Hashable {
     public var failed = 0
     /// Feeds not fetched because their next allowed fetch is still ahead.
     public var deferred = 0
+    /// Feeds not ingested because the run was cancelled.
+    public var cancelled = 0
     /// Article counts over all feeds.
     public var articles = FeedCounts()
     /// Wall time of the run, in seconds.
@@ -109,6 +113,8 @@ public struct IngestSummary: Sendable, Hashable {
             notModified += 1
         case .deferred:
             deferred += 1
+        case .cancelled:
+            cancelled += 1
         case .failed(_, let counts):
             failed += 1
             articles.add(counts)

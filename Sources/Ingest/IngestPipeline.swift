@@ -20,8 +20,9 @@ public struct IngestConfiguration: Sendable {
     public var force = false
     /// Transfers started ahead of the workers, so that slow servers overlap: while ``jobs`` workers parse and store,
     /// up to this many further feeds are already downloading (each pauses once
-    /// `FetchConfiguration.maximumBufferedBytes` wait for their worker). Default 64; 0 starts each transfer only when
-    /// its worker takes the feed.
+    /// `FetchConfiguration.maximumBufferedBytes` wait for their worker). Capped so that ``jobs`` plus this stays
+    /// within the fetcher's `maximumConnectionsPerHost` and `maximumConcurrentTransfers` (a paused transfer keeps
+    /// its connection). Default 64, so the cap decides; 0 starts each transfer only when its worker takes the feed.
     public var transfersAhead = 64
 
     /// Creates the default configuration.
@@ -62,6 +63,10 @@ public final class IngestPipeline: Sendable {
     /// The configuration.
     public let configuration: IngestConfiguration
     private let observers = Mutex<[any IngestObserver]>([])
+    /// Set by ``cancel()``; reset when a run starts.
+    private let cancelled = Atomic<Bool>(false)
+    /// The running run's shared state, for ``cancel()``.
+    private let current = Mutex<RunState?>(nil)
 
     /// Creates a pipeline.
     public init(store: Store?, fetcher: Fetcher = Fetcher(), configuration: IngestConfiguration = IngestConfiguration()) {
@@ -90,7 +95,9 @@ public final class IngestPipeline: Sendable {
         emit(.runStarted(feeds: entries.count))
         let plans = plan(entries)
         let state = RunState(count: entries.count)
-        let ahead = max(0, configuration.transfersAhead)
+        cancelled.store(false, ordering: .sequentiallyConsistent)
+        current.withLock { $0 = state }
+        let ahead = effectiveTransfersAhead
         let group = DispatchGroup()
         let workers = max(1, min(configuration.jobs, entries.count))
         for number in 0..<workers where !entries.isEmpty {
@@ -100,9 +107,12 @@ public final class IngestPipeline: Sendable {
                 let worker = Worker(pipeline: self, emit: emit)
                 while true {
                     let index = state.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard index < entries.count else { break }
+                    guard index < entries.count, !isCancelled else { break }
                     let transfer = state.transfer(for: index, plans: plans, fetcher: fetcher, ahead: ahead)
+                    if let transfer { state.delivering.withLock { $0[index] = transfer } }
+                    if isCancelled { transfer?.cancel() }  // cancelled between taking the index and registering
                     let result = worker.ingest(plans[index], transfer: transfer)
+                    state.delivering.withLock { _ = $0.removeValue(forKey: index) }
                     state.results.withLock { $0[index] = result }
                 }
             }
@@ -113,14 +123,38 @@ public final class IngestPipeline: Sendable {
         var summary = IngestSummary()
         summary.feeds = entries.count
         for result in state.results.withLock({ $0 }) {
-            summary.add(result ?? .failed(reason: "not ingested", counts: FeedCounts()))
+            summary.add(result ?? .cancelled)
         }
         let elapsed = ContinuousClock.now - started
         summary.duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        current.withLock { $0 = nil }
         emit(.runFinished(summary))
         queue.sync {}  // every event handled
         return summary
     }
+
+    /// ``IngestConfiguration/transfersAhead``, capped so that workers and transfers started ahead together never
+    /// exceed the fetcher's connections per host or concurrent transfers. A transfer started ahead pauses holding its
+    /// connection; were there more of them than connections, the feed a worker waits for could queue behind them
+    /// until its timeout (a deadlock broken only by timeouts, seen with 30 feeds on one host).
+    var effectiveTransfersAhead: Int {
+        let limits = fetcher.configuration
+        let room = min(limits.maximumConnectionsPerHost, limits.maximumConcurrentTransfers) - max(1, configuration.jobs)
+        return max(0, min(configuration.transfersAhead, room))
+    }
+
+    /// Stops the running run, from any thread (a signal handler's queue, say): no further feed starts, transfers in
+    /// progress are aborted, and their feeds are left as they were before the run — their validators untouched and
+    /// their uncommitted articles dropped — so the next run fetches them again and dedupe adds nothing twice.
+    /// Articles already reported stay committed. Such feeds, and those never started, end as
+    /// ``FeedResult/cancelled``; ``run(_:)`` then returns as usual, after ``IngestEvent/runFinished(_:)``.
+    public func cancel() {
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        current.withLock { $0 }?.cancelTransfers()
+    }
+
+    /// Whether ``cancel()`` was called during the current run.
+    public var isCancelled: Bool { cancelled.load(ordering: .sequentiallyConsistent) }
 
     /// Reads every feed's validators and next allowed fetch in one pass (through a context of the calling thread,
     /// dropped afterwards), so transfers can start before a worker takes their feed.
@@ -178,6 +212,17 @@ private final class RunState: Sendable {
 
     /// Transfers started ahead, by list index, and the index of the next feed to start.
     let transfers = Mutex<(next: Int, started: [Int: FetchTransfer])>((0, [:]))
+    /// Transfers being delivered, by list index.
+    let delivering = Mutex<[Int: FetchTransfer]>([:])
+
+    /// Cancels every transfer started and not yet finished.
+    func cancelTransfers() {
+        let started = transfers.withLock { state in
+            state.next = Int.max  // start nothing more
+            return Array(state.started.values)
+        }
+        for transfer in started + delivering.withLock({ Array($0.values) }) { transfer.cancel() }
+    }
 
     init(count: Int) {
         results = Mutex([FeedResult?](repeating: nil, count: count))
@@ -187,11 +232,13 @@ private final class RunState: Sendable {
     /// further; `nil` when the feed is not to be fetched.
     func transfer(for index: Int, plans: [Plan], fetcher: Fetcher, ahead: Int) -> FetchTransfer? {
         transfers.withLock { state in
-            while state.next < plans.count, state.next <= index + ahead {
+            while state.next < plans.count, state.next <= index + ahead, state.next != Int.max {
                 if plans[state.next].fetches { state.started[state.next] = fetcher.start(plans[state.next].request) }
                 state.next += 1
             }
-            return state.started.removeValue(forKey: index)
+            if let transfer = state.started.removeValue(forKey: index) { return transfer }
+            guard state.next != Int.max, plans[index].fetches else { return nil }
+            return fetcher.start(plans[index].request)
         }
     }
 }
@@ -244,7 +291,15 @@ private final class Worker {
         }
         let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, context: context, feed: feed,
                                       emit: emit)
-        let fetched = (transfer ?? pipeline.fetcher.start(plan.request)).deliver(to: consumer)
+        guard let transfer else {
+            if let feed { context?.discardFeed(feed) }
+            return .cancelled
+        }
+        let fetched = transfer.deliver(to: consumer)
+        if pipeline.isCancelled, case .failed(let error) = fetched.outcome, error.kind == .cancelled {
+            if let feed { context?.discardFeed(feed) }  // as if never started: the next run fetches it again
+            return .cancelled
+        }
 
         guard let context, let feed else {
             // No store: articles were reported as parsed.

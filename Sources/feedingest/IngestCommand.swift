@@ -2,6 +2,7 @@ import ArticleStore
 import Fetch
 import Foundation
 import Ingest
+import Synchronization
 import Syndication
 
 /// `feedingest [ingest] FEEDS [options]`: fetches a feed list into the store and prints new articles as NDJSON.
@@ -33,7 +34,8 @@ enum IngestCommand {
         A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched.
 
         Exit status: 0 when every feed was fetched, not modified or deferred, 1 when a feed failed or a list line was bad
-        (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store.
+        (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store, 130/143
+        after SIGINT/SIGTERM (what was complete is committed; the next run fetches the rest; a second signal quits).
 
         Examples:
           feedingest feeds.txt | jq -r .title
@@ -104,8 +106,10 @@ enum IngestCommand {
 
         let pipeline = IngestPipeline(store: store, fetcher: Fetcher(), configuration: configuration)
         pipeline.addObserver(OutputObserver(printsAll: parsed.flags.contains("--all"), quiet: quiet, badLines: list.problems.count))
+        let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
         let summary = pipeline.run(list.entries)
         StandardStreams.output.flush()
+        if let signal = signals.received { return 128 + signal }
         return summary.failed > 0 || !list.problems.isEmpty ? 1 : 0
     }
 
@@ -130,6 +134,45 @@ enum IngestCommand {
         }
         if let error = error as? CocoaError, error.code == .fileReadNoSuchFile { return "no such file" }
         return error.localizedDescription
+    }
+}
+
+/// SIGINT and SIGTERM during a run: the first cancels the pipeline (complete work stays committed, the summary is
+/// printed, the exit status is 128 + the signal); a second exits at once.
+final class SignalWatcher {
+    /// The first signal received; shared with the handlers.
+    private final class First: Sendable {
+        let signal = Mutex<Int32?>(nil)
+    }
+
+    private let sources: [any DispatchSourceSignal]
+    private let first = First()
+
+    /// The first signal received, if any.
+    var received: Int32? { first.signal.withLock { $0 } }
+
+    init(pipeline: IngestPipeline, quiet: Bool) {
+        let queue = DispatchQueue(label: "feedingest.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)  // delivered through the dispatch source instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            sources.append(source)
+        }
+        self.sources = sources
+        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
+            source.setEventHandler { [first] in
+                let again = first.signal.withLock { received -> Bool in
+                    if received != nil { return true }
+                    received = number
+                    return false
+                }
+                if again { _exit(128 + number) }
+                if !quiet { StandardStreams.error.write("feedingest: interrupted; finishing what is complete (again to quit at once)\n") }
+                pipeline.cancel()
+            }
+            source.resume()
+        }
     }
 }
 
@@ -173,6 +216,7 @@ final class OutputObserver: IngestObserver, @unchecked Sendable {
             var line = "feedingest: \(summary.feeds) feed\(summary.feeds == 1 ? "" : "s"): \(summary.ok) ok, "
                 + "\(summary.notModified) not modified, \(summary.failed) failed"
             if summary.deferred > 0 { line += ", \(summary.deferred) deferred" }
+            if summary.cancelled > 0 { line += ", \(summary.cancelled) cancelled" }
             if badLines > 0 { line += ", \(badLines) bad list line\(badLines == 1 ? "" : "s")" }
             line += "; \(summary.articles.new) new, \(summary.articles.updated) updated articles"
             line += String(format: " (%.1f s)", summary.duration)
