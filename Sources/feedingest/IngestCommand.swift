@@ -25,6 +25,9 @@ enum IngestCommand {
           --no-store     fetch and parse only: print every article, without "status"
           --all          print every parsed article, unchanged ones too (those without "status")
           --jobs N       feeds fetched, parsed and stored at once (default 8)
+          --timeout SEC  give up on a feed's transfer after SEC seconds (default 60)
+          --max-bytes N  refuse a feed whose body is larger than N bytes (default 64 MiB)
+          --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
           --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
           -q, --quiet    print nothing on stderr (the exit status still tells)
           -h, --help     show this help
@@ -47,7 +50,7 @@ enum IngestCommand {
         let parsed: Arguments
         do {
             parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--force", "--quiet", "-q", "--help", "-h"],
-                                                          options: ["--store", "--jobs"]),
+                                                          options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent"]),
                                    command: "ingest")
         } catch {
             return Command.usageError(error)
@@ -75,6 +78,27 @@ enum IngestCommand {
             configuration.jobs = count
         }
         configuration.force = parsed.flags.contains("--force")
+        var fetch = FetchConfiguration()
+        if let text = parsed.options["--timeout"] {
+            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                return Command.usageError(.init(message: "--timeout needs a number of seconds above 0, not '\(text)'", hint: nil))
+            }
+            fetch.totalTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+            if fetch.connectTimeout > fetch.totalTimeout { fetch.connectTimeout = fetch.totalTimeout }
+        }
+        if let text = parsed.options["--max-bytes"] {
+            guard let bytes = Int64(text), bytes > 0 else {
+                return Command.usageError(.init(message: "--max-bytes needs a number of bytes above 0, not '\(text)'", hint: nil))
+            }
+            fetch.maximumBodyBytes = bytes
+            fetch.maximumDecodedBytes = max(bytes, fetch.maximumDecodedBytes)
+        }
+        if let agent = parsed.options["--user-agent"] {
+            guard !agent.isEmpty, !agent.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                return Command.usageError(.init(message: "--user-agent needs a one-line value", hint: nil))
+            }
+            fetch.userAgent = agent
+        }
 
         let list: FeedList
         do {
@@ -104,7 +128,7 @@ enum IngestCommand {
             }
         }
 
-        let pipeline = IngestPipeline(store: store, fetcher: Fetcher(), configuration: configuration)
+        let pipeline = IngestPipeline(store: store, fetcher: Fetcher(configuration: fetch), configuration: configuration)
         pipeline.addObserver(OutputObserver(printsAll: parsed.flags.contains("--all"), quiet: quiet, badLines: list.problems.count))
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
         let summary = pipeline.run(list.entries)

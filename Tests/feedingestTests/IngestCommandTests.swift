@@ -189,6 +189,27 @@ struct IngestCommandTests {
         #expect(forced.stderr.contains("feedingest: http://127.0.0.1:1/feed.xml: "), "\(forced.stderr)")
     }
 
+    @Test func timeoutAndMaxBytesLimitEachFeedAndBadValuesAreUsageErrors() throws {
+        let server = try SlowServer(directory: Paths.realworld, delay: 1.0)
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("http://127.0.0.1:\(server.port)/theomnishow.rss\n\(Paths.realworld.appendingPathComponent("bio.rdf").path)\n".utf8).write(to: list)
+        let slow = try CommandRunner.run([list.path, "--no-store", "--timeout", "0.3", "--user-agent", "test-agent/1"])
+        #expect(slow.status == 1)
+        #expect(slow.lines.count == 30)
+        #expect(slow.stderr.contains("feedingest: http://127.0.0.1:\(server.port)/theomnishow.rss: "), "\(slow.stderr)")
+        #expect(slow.stderr.contains("1 ok, 0 not modified, 1 failed"), "\(slow.stderr)")
+        let large = try CommandRunner.run([list.path, "--no-store", "--max-bytes", "1000", "--timeout", "5"])
+        #expect(large.status == 1)
+        #expect(large.stderr.contains("limit of 1000 bytes"), "\(large.stderr)")
+        for bad in [["--timeout", "0"], ["--timeout", "soon"], ["--max-bytes", "-1"], ["--user-agent", ""]] {
+            let result = try CommandRunner.run([list.path, "--no-store"] + bad)
+            #expect(result.status == 2, "\(bad)")
+            #expect(result.stderr.contains(bad[0]), "\(bad)")
+        }
+    }
+
     @Test func usageErrorsAndAnUnusableStoreExit2() throws {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
