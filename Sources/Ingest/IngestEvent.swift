@@ -49,6 +49,10 @@ public enum FeedResult: Sendable, Hashable {
     /// Not fetched: the store's next allowed fetch (after `Retry-After` or failures, with backoff) is still ahead.
     /// ``IngestConfiguration/force`` fetches anyway.
     case deferred(until: Date)
+    /// The host name did not resolve, and no other remote feed of the run got an answer either: the network looks
+    /// down. Treated as deferred: the store is untouched and no failure is counted. (When another remote feed did
+    /// get an answer, an unresolved host is a ``failed(reason:counts:)`` instead.)
+    case offline(reason: String)
     /// Not fetched, or aborted, because the run was cancelled (``IngestPipeline/cancel()``); the store is as before.
     case cancelled
     /// The fetch, the parse or the store failed; the reason is for people. Articles committed before the failure
@@ -96,6 +100,8 @@ public struct IngestSummary: Sendable, Hashable {
     public var deferred = 0
     /// Feeds not ingested because the run was cancelled.
     public var cancelled = 0
+    /// Feeds not reached because the network looks down (see ``FeedResult/offline(reason:)``).
+    public var offline = 0
     /// Article counts over all feeds.
     public var articles = FeedCounts()
     /// Wall time of the run, in seconds.
@@ -115,6 +121,8 @@ public struct IngestSummary: Sendable, Hashable {
             deferred += 1
         case .cancelled:
             cancelled += 1
+        case .offline:
+            offline += 1
         case .failed(_, let counts):
             failed += 1
             articles.add(counts)

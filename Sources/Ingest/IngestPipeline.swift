@@ -120,9 +120,10 @@ public final class IngestPipeline: Sendable {
             thread.start()
         }
         group.wait()
+        let results = settleUnresolvedHosts(state.results.withLock { $0 }, plans: plans, emit: emit)
         var summary = IngestSummary()
         summary.feeds = entries.count
-        for result in state.results.withLock({ $0 }) {
+        for result in results {
             summary.add(result ?? .cancelled)
         }
         let elapsed = ContinuousClock.now - started
@@ -131,6 +132,40 @@ public final class IngestPipeline: Sendable {
         emit(.runFinished(summary))
         queue.sync {}  // every event handled
         return summary
+    }
+
+    /// Decides what the feeds whose host did not resolve are: when no remote feed got an answer, the network is down
+    /// and they stay ``FeedResult/offline(reason:)`` (the store untouched, so no failure is counted); otherwise
+    /// each is a failure, recorded in the store now. Reports each with ``IngestEvent/feedFinished(_:_:)``.
+    private func settleUnresolvedHosts(_ results: [FeedResult?], plans: [Plan], emit: @Sendable (IngestEvent) -> Void) -> [FeedResult?] {
+        var results = results
+        let unresolved = results.indices.filter { if case .offline? = results[$0] { return true } else { return false } }
+        guard !unresolved.isEmpty else { return results }
+        let answered = results.indices.contains { index in
+            guard case .remote = plans[index].entry.location else { return false }
+            switch results[index] {
+            case .ok?, .notModified?: return true
+            case .failed?: return true  // an HTTP error or a broken body is an answer too
+            default: return false
+            }
+        }
+        if answered {
+            let context = try? store?.makeContext()
+            for index in unresolved {
+                guard case .offline(let reason)? = results[index] else { continue }
+                results[index] = .failed(reason: reason, counts: FeedCounts())
+                if let context, let feed = plans[index].feed {
+                    do {
+                        try context.beginFeed(feed)
+                        _ = try context.failFeed(feed, FeedFailure(error: reason))
+                    } catch {
+                        context.discardFeed(feed)
+                    }
+                }
+            }
+        }
+        for index in unresolved { emit(.feedFinished(plans[index].entry, results[index]!)) }
+        return results
     }
 
     /// ``IngestConfiguration/transfersAhead``, capped so that workers and transfers started ahead together never
@@ -267,6 +302,7 @@ private final class Worker {
     func ingest(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
         emit(.feedStarted(plan.entry))
         let result = fetchAndStore(plan, transfer: transfer)
+        if case .offline = result { return result }  // reported by the run once it knows whether the network is down
         emit(.feedFinished(plan.entry, result))
         return result
     }
@@ -307,7 +343,9 @@ private final class Worker {
             switch fetched.outcome {
             case .ok: return .ok(counts)
             case .notModified: return .notModified
-            case .failed(let error): return .failed(reason: consumer.failureReason ?? Self.reason(error), counts: counts)
+            case .failed(let error):
+                if error.kind == .dnsFailure, consumer.parsed == 0 { return .offline(reason: Self.reason(error)) }
+                return .failed(reason: consumer.failureReason ?? Self.reason(error), counts: counts)
             }
         }
         do {
@@ -329,6 +367,11 @@ private final class Worker {
                 return .notModified
             case .failed(let error):
                 let reason = consumer.failureReason ?? Self.reason(error)
+                if error.kind == .dnsFailure, consumer.parsed == 0 {
+                    // Provisional: whether the network is down is known only when every feed is done.
+                    context.discardFeed(feed)
+                    return .offline(reason: reason)
+                }
                 var retryAfter: Date?
                 switch error.kind {
                 case .rateLimited(let after?), .serviceUnavailable(let after?): retryAfter = Date().addingTimeInterval(after.delay())

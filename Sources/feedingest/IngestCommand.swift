@@ -34,9 +34,10 @@ enum IngestCommand {
 
         stderr gets one line per bad list line and per failed feed, then a summary; stdout carries only articles.
 
-        A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched.
+        A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched. When no
+        remote feed's host name resolves, the network is taken to be down: those feeds are offline, not failed.
 
-        Exit status: 0 when every feed was fetched, not modified or deferred, 1 when a feed failed or a list line was bad
+        Exit status: 0 when every feed was fetched, not modified, deferred or offline, 1 when a feed failed or a list line was bad
         (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store, 130/143
         after SIGINT/SIGTERM (what was complete is committed; the next run fetches the rest; a second signal quits).
 
@@ -237,9 +238,14 @@ final class OutputObserver: IngestObserver, @unchecked Sendable {
         case .runFinished(let summary):
             StandardStreams.output.flush()
             guard !quiet else { return }
+            if summary.offline > 0 {
+                StandardStreams.error.write("feedingest: the network looks unreachable (no feed's host name resolved); "
+                                            + "\(summary.offline) feed\(summary.offline == 1 ? "" : "s") deferred, not counted as failed\n")
+            }
             var line = "feedingest: \(summary.feeds) feed\(summary.feeds == 1 ? "" : "s"): \(summary.ok) ok, "
                 + "\(summary.notModified) not modified, \(summary.failed) failed"
             if summary.deferred > 0 { line += ", \(summary.deferred) deferred" }
+            if summary.offline > 0 { line += ", \(summary.offline) offline" }
             if summary.cancelled > 0 { line += ", \(summary.cancelled) cancelled" }
             if badLines > 0 { line += ", \(badLines) bad list line\(badLines == 1 ? "" : "s")" }
             line += "; \(summary.articles.new) new, \(summary.articles.updated) updated articles"

@@ -210,6 +210,32 @@ struct IngestCommandTests {
         }
     }
 
+    @Test func unresolvableHostsEverywhereAreOfflineNotFailed() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        let local = Paths.realworld.appendingPathComponent("theomnishow.rss").path
+        try Data("http://feedingest-a.invalid/feed.xml\nhttps://feedingest-b.invalid/atom\n\(local)\n".utf8).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite")
+        let offline = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        #expect(offline.lines.count == 4)
+        #expect(offline.stderr.contains("the network looks unreachable"), "\(offline.stderr)")
+        #expect(offline.stderr.contains("3 feeds: 1 ok, 0 not modified, 0 failed, 2 offline"), "\(offline.stderr)")
+        #expect(!offline.stderr.contains("feedingest: http://feedingest-a.invalid/feed.xml:"))
+        #expect(try Self.count("feeds WHERE consecutive_failures > 0", in: store) == 0)
+
+        // With another remote feed answering, an unresolved host is that feed's own failure.
+        let server = try StaticServer(directory: Paths.realworld)
+        try Data("http://feedingest-a.invalid/feed.xml\nhttp://127.0.0.1:\(server.port)/bio.rdf\n".utf8).write(to: list)
+        let mixed = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(mixed.status == 1, "\(mixed.stderr)")
+        #expect(mixed.lines.count == 30)
+        #expect(mixed.stderr.contains("feedingest: http://feedingest-a.invalid/feed.xml: "), "\(mixed.stderr)")
+        #expect(!mixed.stderr.contains("unreachable"))
+        #expect(try Self.count("feeds WHERE consecutive_failures > 0", in: store) == 1)
+    }
+
     @Test func usageErrorsAndAnUnusableStoreExit2() throws {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
