@@ -9,7 +9,7 @@ enum Command {
 
         Usage:
           feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON
-          feedingest parse [options] FILE...    articles of feed files as NDJSON (no store)
+          feedingest parse [options] FILE|URL... articles of feeds as NDJSON (no store)
           feedingest --version                  print the version
           feedingest --help                     show this help
 
