@@ -125,6 +125,24 @@ public struct JSONWriter: Sendable {
         string(FeedDate.rfc3339(value))
     }
 
+    /// Writes `"key": ["…", …]` when the list is not empty.
+    public mutating func field(_ key: StaticString, _ values: [String]) {
+        guard !values.isEmpty else { return }
+        self.key(key)
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
+    /// Writes `"key": [{person}, …]` when the list is not empty.
+    public mutating func field(_ key: StaticString, _ people: [Person]) {
+        guard !people.isEmpty else { return }
+        self.key(key)
+        beginArray()
+        for person in people { person.write(to: &self) }
+        endArray()
+    }
+
     /// Appends raw bytes, for example a newline between NDJSON lines.
     public mutating func raw(_ byte: UInt8) { bytes.append(byte) }
 
@@ -180,20 +198,10 @@ extension Article {
         json.field("publishedRaw", publishedRaw)
         json.field("updated", updated)
         json.field("updatedRaw", updatedRaw)
-        if !authors.isEmpty {
-            json.key("authors")
-            json.beginArray()
-            for author in authors { author.write(to: &json) }
-            json.endArray()
-        }
+        json.field("authors", authors)
         if let summary { json.key("summary"); summary.write(to: &json) }
         if let content { json.key("content"); content.write(to: &json) }
-        if !categories.isEmpty {
-            json.key("categories")
-            json.beginArray()
-            for category in categories { json.string(category) }
-            json.endArray()
-        }
+        json.field("categories", categories)
         if !enclosures.isEmpty {
             json.key("enclosures")
             json.beginArray()
@@ -218,12 +226,7 @@ extension Article {
             json.field("episode", podcast.episode)
             json.field("season", podcast.season)
             if let explicit = podcast.explicit { json.key("explicit"); json.bool(explicit) }
-            if !podcast.keywords.isEmpty {
-                json.key("keywords")
-                json.beginArray()
-                for keyword in podcast.keywords { json.string(keyword) }
-                json.endArray()
-            }
+            json.field("keywords", podcast.keywords)
             json.field("guid", podcast.guid)
             if !podcast.transcripts.isEmpty {
                 json.key("transcripts")
@@ -328,12 +331,7 @@ extension FeedMetadata {
         json.field("title", title)
         json.field("link", link)
         json.field("selfLink", selfLink)
-        if !hubs.isEmpty {
-            json.key("hubs")
-            json.beginArray()
-            for hub in hubs { json.string(hub) }
-            json.endArray()
-        }
+        json.field("hubs", hubs)
         if let description { json.key("description"); description.write(to: &json) }
         json.field("language", language)
         json.field("updated", updated)
@@ -342,18 +340,8 @@ extension FeedMetadata {
         json.field("icon", icon)
         json.field("generator", generator)
         json.field("rights", rights)
-        if !authors.isEmpty {
-            json.key("authors")
-            json.beginArray()
-            for author in authors { author.write(to: &json) }
-            json.endArray()
-        }
-        if !categories.isEmpty {
-            json.key("categories")
-            json.beginArray()
-            for category in categories { json.string(category) }
-            json.endArray()
-        }
+        json.field("authors", authors)
+        json.field("categories", categories)
         json.field("ttl", ttl)
         json.field("updatePeriod", updatePeriod)
         json.field("updateFrequency", updateFrequency)
@@ -363,12 +351,7 @@ extension FeedMetadata {
             for hour in skipHours { json.number(Int64(hour)) }
             json.endArray()
         }
-        if !skipDays.isEmpty {
-            json.key("skipDays")
-            json.beginArray()
-            for day in skipDays { json.string(day) }
-            json.endArray()
-        }
+        json.field("skipDays", skipDays)
         json.endObject()
     }
 }
