@@ -22,10 +22,10 @@ struct ParseCommandTests {
         let json = try JSONSerialization.jsonObject(with: Data(reportText.utf8)) as? [String: Any]
         let entries = json?["inputs"] as? [[String: Any]] ?? []
         #expect(entries.map { $0["articleCount"] as? Int } == [48, 100, 30, 20, 4])
-        let encoding = entries[3]["encoding"] as? [String: Any]
+        let encoding = entries.count > 3 ? entries[3]["encoding"] as? [String: Any] : nil
         #expect(encoding?["name"] as? String == "GBK")
         // Articles come in document order, each tagged with the input it came from.
-        let first = try JSONSerialization.jsonObject(with: Data(result.lines[0].utf8)) as? [String: Any]
+        let first = try JSONSerialization.jsonObject(with: Data(try #require(result.lines.first).utf8)) as? [String: Any]
         #expect(first?["feed"] as? String == inputs[0])
         #expect(first?["title"] as? String == "The Talk Show: ‘I Do Like Throwing a Baby’")
     }
@@ -35,7 +35,7 @@ struct ParseCommandTests {
         let result = try CommandRunner.run(["parse", "-"], stdin: data)
         #expect(result.status == 0)
         #expect(result.lines.count == 100)
-        #expect(result.lines[0].contains("\"feed\":\"-\""))
+        #expect(result.lines.first?.contains("\"feed\":\"-\"") == true)
     }
 
     @Test func brokenInputPrintsArticlesBeforeTheErrorAndExitsOne() throws {

@@ -43,7 +43,7 @@ struct ParseURLTests {
         let result = try CommandRunner.run(["parse", "\(base)/atp.rss", "\(base)/missing.xml", "--report", "/dev/null"])
         #expect(result.status == 1)
         #expect(result.lines.count == 100)
-        #expect(result.lines[0].contains("\"feed\":\"\(base)/atp.rss\""))
+        #expect(result.lines.first?.contains("\"feed\":\"\(base)/atp.rss\"") == true)
         #expect(result.stderr.contains("feedingest: \(base)/missing.xml:"))
         #expect(result.stderr.contains("404"))
         let refused = try CommandRunner.run(["parse", "http://127.0.0.1:1/feed.xml"])
