@@ -152,6 +152,10 @@ enum SQL {
             error = NULL, consecutive_failures = 0, next_fetch = ?9
         WHERE id = ?1
         """)
+    /// A fetch refused for now (429): the error and the next allowed fetch, with the outcome and the failure count kept.
+    static let finishRefusedForNow = key(40, """
+        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4 WHERE id = ?1
+        """)
     static let failuresOfFeed = key(17, "SELECT consecutive_failures FROM feeds WHERE id = ?1")
     static let finishFailed = key(18, """
         UPDATE feeds SET last_attempt = ?2, outcome = 'failed', error = ?3, consecutive_failures = ?4, next_fetch = ?5

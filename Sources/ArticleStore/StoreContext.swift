@@ -215,13 +215,25 @@ public final class StoreContext {
 
     /// Ends a failed fetch: commits the articles parsed before the failure and records the error, one more
     /// consecutive failure and the next allowed fetch (the failure's retry time, else exponential backoff),
-    /// leaving the validators and the last success untouched.
+    /// leaving the validators and the last success untouched. A failure that does not count
+    /// (``FeedFailure/counts``, a 429) records only the error and the next allowed fetch.
     public func failFeed(_ feed: FeedID, _ failure: FeedFailure) throws(StoreError) -> FeedIngestSummary {
         guard let session = sessions[feed] else { throw notStarted(feed, "record a failed feed") }
         let committed = try transaction { () throws(StoreError) -> [StoredArticle] in
             var results: [StoredArticle] = []
             var copy = session
             try write(feed, &copy, results: &results)
+            guard failure.counts else {
+                let update = try connection.statement(SQL.finishRefusedForNow)
+                try update.bind(feed.rawValue, at: 1)
+                try update.bind(failure.date.timeIntervalSince1970, at: 2)
+                try update.bind(failure.error, at: 3)
+                let next = failure.retryAfter ?? failure.date.addingTimeInterval(backoff(afterFailures: 1))
+                try update.bind(next.timeIntervalSince1970, at: 4)
+                try update.run()
+                sessions[feed] = copy
+                return results
+            }
             let select = try connection.statement(SQL.failuresOfFeed)
             try select.bind(feed.rawValue, at: 1)
             let failures: Int

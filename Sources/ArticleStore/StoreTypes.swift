@@ -151,12 +151,18 @@ public struct FeedFailure: Sendable, Hashable {
     public var retryAfter: Date?
     /// When the failure happened.
     public var date: Date
+    /// Whether the failure counts against the feed: `false` for a server that only asks to come back later
+    /// (`429 Too Many Requests`), whose feed is not broken. Such a failure records the error and the next allowed
+    /// fetch (``retryAfter``, else ``StoreConfiguration/failureBackoff`` from now) but keeps the consecutive failure
+    /// count and the last outcome. Default `true`.
+    public var counts: Bool
 
     /// Creates a failure.
-    public init(error: String, retryAfter: Date? = nil, date: Date = Date()) {
+    public init(error: String, retryAfter: Date? = nil, date: Date = Date(), counts: Bool = true) {
         self.error = error
         self.retryAfter = retryAfter
         self.date = date
+        self.counts = counts
     }
 }
 

@@ -238,6 +238,8 @@ final class CurlEasy {
     var redirectCount: Int { long(CURLINFO_REDIRECT_COUNT) }
     /// `CURLINFO_HTTP_VERSION`: `CURL_HTTP_VERSION_1_0`, `_1_1`, `_2_0` or `_3`, 0 when unknown.
     var httpVersion: Int { long(CURLINFO_HTTP_VERSION) }
+    /// `CURLINFO_OS_ERRNO`: the `errno` of the last failed connect or socket call, 0 when none.
+    var systemError: Int32 { Int32(truncatingIfNeeded: long(CURLINFO_OS_ERRNO)) }
     /// `CURLINFO_TOTAL_TIME_T`, in microseconds.
     var totalTimeMicroseconds: Int64 { offset(CURLINFO_TOTAL_TIME_T) }
     /// `CURLINFO_EFFECTIVE_URL`: the last URL used.

@@ -194,7 +194,9 @@ final class Delivery {
         let kind: FetchError.Kind
         switch code {
         case .couldntResolveHost, .couldntResolveProxy: kind = .dnsFailure
-        case .couldntConnect: kind = .connectionRefused
+        case .couldntConnect:
+            // No route (the machine is offline, or the address family has none) is not the server refusing.
+            kind = [ENETUNREACH, EHOSTUNREACH, ENETDOWN].contains(completion.systemError) ? .unreachable : .connectionRefused
         case .operationTimedOut: kind = .timeout
         case .tooManyRedirects: kind = .tooManyRedirects
         case .unsupportedProtocol: kind = .unsupportedScheme

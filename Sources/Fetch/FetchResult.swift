@@ -14,8 +14,11 @@ public struct FetchError: Error, CustomStringConvertible {
         case serviceUnavailable(retryAfter: RetryAfter?)
         /// The host name did not resolve.
         case dnsFailure
-        /// The connection was refused (or could not be made at all).
+        /// The connection was refused (or could not be made for another reason than a missing route).
         case connectionRefused
+        /// There is no route to the host (`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`): the network is down or not
+        /// configured, rather than the server refusing.
+        case unreachable
         /// The TLS handshake or certificate verification failed.
         case tlsFailure
         /// The connect, total or low-speed timeout expired (the message says which).

@@ -65,6 +65,9 @@ public final class FetchTransfer: Sendable {
     public var pauses: Int { channel.state.withLock { $0.pauses } }
     /// Whether the transfer is paused right now, waiting for its consumer.
     public var isPaused: Bool { channel.state.withLock { $0.paused } }
+    /// Whether the transfer thread is done with the transfer: the whole body (or the failure) waits for the consumer,
+    /// and the transfer no longer holds a connection or one of ``FetchConfiguration/maximumConcurrentTransfers``.
+    public var isFinishedReceiving: Bool { channel.state.withLock { $0.completion != nil } }
 
     /// Delivers the response and body to `consumer` on the calling thread, blocking until the transfer ends.
     ///
@@ -126,6 +129,8 @@ final class DeliveryBox: @unchecked Sendable {
 struct TransferCompletion: Sendable {
     var curlCode: CurlCode = .ok
     var curlMessage = ""
+    /// `CURLINFO_OS_ERRNO`: the system error behind a failed connect, 0 when none.
+    var systemError: Int32 = 0
     /// Why the transfer thread stopped it, when it did (a wire limit, a cancellation, a setup failure).
     var abort: FetchError?
     /// The last response's status and headers, when one arrived.

@@ -364,6 +364,7 @@ private final class EasyTransfer: CurlEasyDelegate {
     func completion(code: CurlCode) -> TransferCompletion {
         var completion = TransferCompletion(curlCode: code, curlMessage: code == .ok ? "" : easy.message(for: code))
         completion.abort = abort
+        if code != .ok { completion.systemError = easy.systemError }
         if status > 0 {
             if !bodyStarted { status = easy.responseCode == 0 ? status : easy.responseCode }
             completion.response = response()

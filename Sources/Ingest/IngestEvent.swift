@@ -4,14 +4,17 @@ import Syndication
 
 /// Something that happened during an ingest run, as observers hear it.
 ///
-/// Events of one feed come in this order: ``feedStarted(_:)``, its ``articleStored(_:)`` events (each after the
-/// article was committed), then ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
+/// Events of one feed come in this order: ``feedStarted(_:)``, ``firstElement(_:_:)`` (when the body began with a
+/// feed's root element), its ``articleStored(_:)`` events (each after the article was committed), then
+/// ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
 /// comes first and ``runFinished(_:)`` last.
 public enum IngestEvent: Sendable {
     /// The run begins with this many feeds.
     case runStarted(feeds: Int)
-    /// A feed's fetch begins.
+    /// A feed's fetch begins (a worker took it; its transfer may have started earlier).
     case feedStarted(FeedEntry)
+    /// The feed's root element was parsed and recognised: the first sign of a working feed, long before its end.
+    case firstElement(FeedEntry, FeedFormat)
     /// An article was committed to the store (or, without a store, parsed).
     case articleStored(IngestedArticle)
     /// A feed is done: fetched and stored, not modified, deferred, or failed.
@@ -49,7 +52,11 @@ public enum FeedResult: Sendable, Hashable {
     /// Not fetched: the store's next allowed fetch (after `Retry-After` or failures, with backoff) is still ahead.
     /// ``IngestConfiguration/force`` fetches anyway.
     case deferred(until: Date)
-    /// The host name did not resolve, and no other remote feed of the run got an answer either: the network looks
+    /// The server answered `429 Too Many Requests`: not fetched this time, and not a failure (the store keeps the
+    /// feed's failure count and defers it until the server's `Retry-After`, else the base backoff). `until` is the
+    /// next allowed fetch, when the store knows it.
+    case rateLimited(until: Date?)
+    /// The host name did not resolve or had no route, and no other remote feed of the run got an answer either: the network looks
     /// down. Treated as deferred: the store is untouched and no failure is counted. (When another remote feed did
     /// get an answer, an unresolved host is a ``failed(reason:counts:)`` instead.)
     case offline(reason: String)
@@ -76,13 +83,16 @@ public struct FeedCounts: Sendable, Hashable {
     public var updated = 0
     /// Of those, already stored unchanged.
     public var unchanged = 0
+    /// Body bytes received off the wire (before decompression).
+    public var bytes: Int64 = 0
 
     /// Creates counts.
-    public init(seen: Int = 0, new: Int = 0, updated: Int = 0, unchanged: Int = 0) {
+    public init(seen: Int = 0, new: Int = 0, updated: Int = 0, unchanged: Int = 0, bytes: Int64 = 0) {
         self.seen = seen
         self.new = new
         self.updated = updated
         self.unchanged = unchanged
+        self.bytes = bytes
     }
 }
 
@@ -98,6 +108,8 @@ public struct IngestSummary: Sendable, Hashable {
     public var failed = 0
     /// Feeds not fetched because their next allowed fetch is still ahead.
     public var deferred = 0
+    /// Feeds whose server answered `429 Too Many Requests` (not failures).
+    public var rateLimited = 0
     /// Feeds not ingested because the run was cancelled.
     public var cancelled = 0
     /// Feeds not reached because the network looks down (see ``FeedResult/offline(reason:)``).
@@ -119,6 +131,8 @@ public struct IngestSummary: Sendable, Hashable {
             notModified += 1
         case .deferred:
             deferred += 1
+        case .rateLimited:
+            rateLimited += 1
         case .cancelled:
             cancelled += 1
         case .offline:
@@ -136,6 +150,7 @@ extension FeedCounts {
         new += other.new
         updated += other.updated
         unchanged += other.unchanged
+        bytes += other.bytes
     }
 }
 

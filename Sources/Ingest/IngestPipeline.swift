@@ -19,10 +19,11 @@ public struct IngestConfiguration: Sendable {
     /// reporting them as ``FeedResult/deferred(until:)``. Default `false`.
     public var force = false
     /// Transfers started ahead of the workers, so that slow servers overlap: while ``jobs`` workers parse and store,
-    /// up to this many further feeds are already downloading (each pauses once
-    /// `FetchConfiguration.maximumBufferedBytes` wait for their worker). Capped so that ``jobs`` plus this stays
-    /// within the fetcher's `maximumConnectionsPerHost` and `maximumConcurrentTransfers` (a paused transfer keeps
-    /// its connection). Default 64, so the cap decides; 0 starts each transfer only when its worker takes the feed.
+    /// up to this many further feeds are already downloading (each pauses once `FetchConfiguration.maximumBufferedBytes`
+    /// wait for their worker). Those still receiving stay within the fetcher's `maximumConnectionsPerHost` per host and
+    /// its `maximumConcurrentTransfers` minus one per worker (a paused transfer keeps its connection, and a worker must
+    /// always find room for the feed it claims), so raise `maximumConcurrentTransfers` to `jobs + transfersAhead` for
+    /// this many in flight. Default 64; 0 starts each transfer only when its worker claims the feed.
     public var transfersAhead = 64
 
     /// Creates the default configuration.
@@ -94,33 +95,27 @@ public final class IngestPipeline: Sendable {
         }
         emit(.runStarted(feeds: entries.count))
         let plans = plan(entries)
-        let state = RunState(count: entries.count)
+        let workers = max(1, min(configuration.jobs, entries.count))
+        let state = RunState(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead)
         cancelled.store(false, ordering: .sequentiallyConsistent)
         current.withLock { $0 = state }
-        let ahead = effectiveTransfersAhead
         let group = DispatchGroup()
-        let workers = max(1, min(configuration.jobs, entries.count))
         for number in 0..<workers where !entries.isEmpty {
             group.enter()
             let thread = Thread { [self] in
                 defer { group.leave() }
                 let worker = Worker(pipeline: self, emit: emit)
-                while true {
-                    let index = state.next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard index < entries.count, !isCancelled else { break }
-                    let transfer = state.transfer(for: index, plans: plans, fetcher: fetcher, ahead: ahead)
-                    if let transfer { state.delivering.withLock { $0[index] = transfer } }
-                    if isCancelled { transfer?.cancel() }  // cancelled between taking the index and registering
+                while !isCancelled, let (index, transfer) = state.claim() {
+                    if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
                     let result = worker.ingest(plans[index], transfer: transfer)
-                    state.delivering.withLock { _ = $0.removeValue(forKey: index) }
-                    state.results.withLock { $0[index] = result }
+                    state.finish(index, result)
                 }
             }
             thread.name = "feedingest.ingest.\(number)"
             thread.start()
         }
         group.wait()
-        let results = settleUnresolvedHosts(state.results.withLock { $0 }, plans: plans, emit: emit)
+        let results = settleUnresolvedHosts(state.results, plans: plans, emit: emit)
         var summary = IngestSummary()
         summary.feeds = entries.count
         for result in results {
@@ -166,16 +161,6 @@ public final class IngestPipeline: Sendable {
         }
         for index in unresolved { emit(.feedFinished(plans[index].entry, results[index]!)) }
         return results
-    }
-
-    /// ``IngestConfiguration/transfersAhead``, capped so that workers and transfers started ahead together never
-    /// exceed the fetcher's connections per host or concurrent transfers. A transfer started ahead pauses holding its
-    /// connection; were there more of them than connections, the feed a worker waits for could queue behind them
-    /// until its timeout (a deadlock broken only by timeouts, seen with 30 feeds on one host).
-    var effectiveTransfersAhead: Int {
-        let limits = fetcher.configuration
-        let room = min(limits.maximumConnectionsPerHost, limits.maximumConcurrentTransfers) - max(1, configuration.jobs)
-        return max(0, min(configuration.transfersAhead, room))
     }
 
     /// Stops the running run, from any thread (a signal handler's queue, say): no further feed starts, transfers in
@@ -238,42 +223,114 @@ struct Plan: Sendable {
     var fetches: Bool { deferredUntil == nil && failure == nil }
 }
 
-/// What the workers of one run share.
+/// What the workers of one run share: which feed comes next, the transfers started ahead, and the results.
+///
+/// ## Transfers started ahead
+///
+/// Workers claim feeds in list order. Each claim also starts the transfers of the following feeds, up to
+/// ``IngestConfiguration/transfersAhead`` started and not yet claimed, so that slow servers overlap: a small feed is
+/// usually complete in its transfer's buffer by the time a worker claims it. Two limits keep that from starving the
+/// workers, because a transfer started ahead pauses when its buffer fills and keeps its connection until claimed:
+/// - per host (name and port), transfers still receiving stay below the fetcher's `maximumConnectionsPerHost`, and a
+///   host's feeds start in list order (a feed of a full host blocks the later feeds of that host), so every transfer
+///   of a host that holds a connection belongs to a feed claimed before any feed of that host still waiting;
+/// - in all, transfers still receiving stay below the fetcher's `maximumConcurrentTransfers` minus one per worker,
+///   so the feed a worker claims always finds a free transfer slot.
 private final class RunState: Sendable {
-    /// The index of the next feed to take.
-    let next = Atomic<Int>(0)
-    /// Each feed's result, by list index.
-    let results: Mutex<[FeedResult?]>
+    private struct Schedule {
+        /// Each feed's transfer, from its start until its worker finished it.
+        var transfers: [Int: FetchTransfer] = [:]
+        /// The next feed to claim; `Int.max` once cancelled.
+        var next = 0
+        /// Each feed's result, by list index.
+        var results: [FeedResult?]
+    }
 
-    /// Transfers started ahead, by list index, and the index of the next feed to start.
-    let transfers = Mutex<(next: Int, started: [Int: FetchTransfer])>((0, [:]))
-    /// Transfers being delivered, by list index.
-    let delivering = Mutex<[Int: FetchTransfer]>([:])
+    private let plans: [Plan]
+    private let fetcher: Fetcher
+    /// Each feed's host key (`host:port`), `nil` for local files and feeds not fetched.
+    private let hosts: [String?]
+    private let ahead: Int
+    private let perHost: Int
+    private let receivingLimit: Int
+    private let schedule: Mutex<Schedule>
 
-    /// Cancels every transfer started and not yet finished.
-    func cancelTransfers() {
-        let started = transfers.withLock { state in
-            state.next = Int.max  // start nothing more
-            return Array(state.started.values)
+    init(plans: [Plan], fetcher: Fetcher, workers: Int, ahead: Int) {
+        self.plans = plans
+        self.fetcher = fetcher
+        hosts = plans.map { plan in
+            guard plan.fetches, case .remote(let url) = plan.entry.location else { return nil }
+            return "\(url.host?.lowercased() ?? ""):\(url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))"
         }
-        for transfer in started + delivering.withLock({ Array($0.values) }) { transfer.cancel() }
+        let limits = fetcher.configuration
+        self.ahead = max(0, ahead)
+        perHost = limits.maximumConnectionsPerHost > 0 ? limits.maximumConnectionsPerHost : Int.max
+        receivingLimit = max(0, limits.maximumConcurrentTransfers - workers)
+        schedule = Mutex(Schedule(results: [FeedResult?](repeating: nil, count: plans.count)))
     }
 
-    init(count: Int) {
-        results = Mutex([FeedResult?](repeating: nil, count: count))
-    }
-
-    /// The transfer of feed `index` (started now if it was not yet), after starting those up to `ahead` feeds
-    /// further; `nil` when the feed is not to be fetched.
-    func transfer(for index: Int, plans: [Plan], fetcher: Fetcher, ahead: Int) -> FetchTransfer? {
-        transfers.withLock { state in
-            while state.next < plans.count, state.next <= index + ahead, state.next != Int.max {
-                if plans[state.next].fetches { state.started[state.next] = fetcher.start(plans[state.next].request) }
-                state.next += 1
+    /// Claims the next feed and its transfer (`nil` when it is not to be fetched), after starting transfers ahead;
+    /// `nil` when every feed is claimed or the run was cancelled.
+    func claim() -> (Int, FetchTransfer?)? {
+        schedule.withLock { state -> (Int, FetchTransfer?)? in
+            guard state.next < plans.count else { return nil }
+            let index = state.next
+            state.next += 1
+            var transfer = state.transfers[index]
+            if transfer == nil, plans[index].fetches {
+                transfer = fetcher.start(plans[index].request)
+                state.transfers[index] = transfer
             }
-            if let transfer = state.started.removeValue(forKey: index) { return transfer }
-            guard state.next != Int.max, plans[index].fetches else { return nil }
-            return fetcher.start(plans[index].request)
+            startAhead(&state)
+            return (index, transfer)
+        }
+    }
+
+    /// Records a feed's result and lets go of its transfer.
+    func finish(_ index: Int, _ result: FeedResult) {
+        schedule.withLock { state in
+            state.transfers.removeValue(forKey: index)
+            state.results[index] = result
+        }
+    }
+
+    /// Each feed's result, by list index; `nil` for feeds never claimed.
+    var results: [FeedResult?] { schedule.withLock { $0.results } }
+
+    /// Cancels every transfer started and not yet finished, and claims nothing more.
+    func cancelTransfers() {
+        let started = schedule.withLock { state in
+            state.next = Int.max
+            return Array(state.transfers.values)
+        }
+        for transfer in started { transfer.cancel() }
+    }
+
+    /// Starts the transfers of the feeds after those claimed, within the limits described on the type.
+    private func startAhead(_ state: inout Schedule) {
+        guard ahead > 0, state.next < plans.count else { return }
+        var receiving = 0
+        var receivingByHost: [String: Int] = [:]
+        var waiting = 0  // started ahead, not claimed
+        for (index, transfer) in state.transfers {
+            if index >= state.next { waiting += 1 }
+            guard !transfer.isFinishedReceiving, let host = hosts[index] else { continue }
+            receiving += 1
+            receivingByHost[host, default: 0] += 1
+        }
+        var blocked: Set<String> = []
+        var index = state.next
+        while index < plans.count, waiting < ahead, receiving < receivingLimit {
+            defer { index += 1 }
+            guard let host = hosts[index], state.transfers[index] == nil, !blocked.contains(host) else { continue }
+            guard receivingByHost[host, default: 0] < perHost else {
+                blocked.insert(host)
+                continue
+            }
+            state.transfers[index] = fetcher.start(plans[index].request)
+            receiving += 1
+            receivingByHost[host, default: 0] += 1
+            waiting += 1
         }
     }
 }
@@ -339,12 +396,13 @@ private final class Worker {
 
         guard let context, let feed else {
             // No store: articles were reported as parsed.
-            let counts = FeedCounts(seen: consumer.parsed)
+            let counts = FeedCounts(seen: consumer.parsed, bytes: fetched.bodyBytes)
             switch fetched.outcome {
             case .ok: return .ok(counts)
             case .notModified: return .notModified
             case .failed(let error):
-                if error.kind == .dnsFailure, consumer.parsed == 0 { return .offline(reason: Self.reason(error)) }
+                if Self.isNoRoute(error), consumer.parsed == 0 { return .offline(reason: Self.reason(error)) }
+                if case .rateLimited(let after) = error.kind { return .rateLimited(until: after.map { Date().addingTimeInterval($0.delay()) }) }
                 return .failed(reason: consumer.failureReason ?? Self.reason(error), counts: counts)
             }
         }
@@ -358,7 +416,7 @@ private final class Worker {
                     metadata: consumer.parser?.summary.metadata)
                 let summary = try context.finishFeed(feed, success)
                 report(summary.committed, entry)
-                return .ok(Self.counts(summary))
+                return .ok(Self.counts(summary, bytes: fetched.bodyBytes))
             case .notModified:
                 let response = fetched.response
                 let success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
@@ -367,7 +425,7 @@ private final class Worker {
                 return .notModified
             case .failed(let error):
                 let reason = consumer.failureReason ?? Self.reason(error)
-                if error.kind == .dnsFailure, consumer.parsed == 0 {
+                if Self.isNoRoute(error), consumer.parsed == 0 {
                     // Provisional: whether the network is down is known only when every feed is done.
                     context.discardFeed(feed)
                     return .offline(reason: reason)
@@ -377,9 +435,15 @@ private final class Worker {
                 case .rateLimited(let after?), .serviceUnavailable(let after?): retryAfter = Date().addingTimeInterval(after.delay())
                 default: break
                 }
+                if case .rateLimited = error.kind {
+                    // The server asks us to come back later: the feed is not broken, so no failure is counted.
+                    let summary = try context.failFeed(feed, FeedFailure(error: reason, retryAfter: retryAfter, counts: false))
+                    report(summary.committed, entry)
+                    return .rateLimited(until: try context.feedStatus(feed).nextFetch)
+                }
                 let summary = try context.failFeed(feed, FeedFailure(error: reason, retryAfter: retryAfter))
                 report(summary.committed, entry)
-                return .failed(reason: reason, counts: Self.counts(summary))
+                return .failed(reason: reason, counts: Self.counts(summary, bytes: fetched.bodyBytes))
             }
         } catch {
             // The final transaction failed: record the failure if the store lets us, else forget the session.
@@ -399,6 +463,12 @@ private final class Worker {
         }
     }
 
+    /// Whether the failure says the machine has no network (no name resolution, no route), rather than that this
+    /// feed's server is broken. Whether the whole network is down is decided once every feed is done.
+    static func isNoRoute(_ error: FetchError) -> Bool {
+        error.kind == .dnsFailure || error.kind == .unreachable
+    }
+
     /// The fetch error for people, without the URL (the feed is named by whoever reports it).
     static func reason(_ error: FetchError) -> String {
         var text = error.message
@@ -406,8 +476,8 @@ private final class Worker {
         return text
     }
 
-    private static func counts(_ summary: FeedIngestSummary) -> FeedCounts {
-        FeedCounts(seen: summary.seen, new: summary.new, updated: summary.updated, unchanged: summary.unchanged)
+    private static func counts(_ summary: FeedIngestSummary, bytes: Int64 = 0) -> FeedCounts {
+        FeedCounts(seen: summary.seen, new: summary.new, updated: summary.updated, unchanged: summary.unchanged, bytes: bytes)
     }
 }
 
@@ -426,6 +496,8 @@ private final class IngestConsumer: FetchConsumer {
     private var storeError: StoreError?
     /// The parse error, when the parser stopped.
     private var parseError: FeedError?
+    /// Whether ``IngestEvent/firstElement(_:_:)`` went out.
+    private var reportedFirstElement = false
 
     init(entry: FeedEntry, configuration: FeedParserConfiguration, context: StoreContext?, feed: FeedID?,
          emit: @escaping @Sendable (IngestEvent) -> Void) {
@@ -460,6 +532,7 @@ private final class IngestConsumer: FetchConsumer {
             parseError = error
             throw error
         }
+        noteFirstElement()
         if let storeError { throw storeError }
         if let context {
             do { report(try context.commitIfDue()) } catch {
@@ -475,10 +548,19 @@ private final class IngestConsumer: FetchConsumer {
             parseError = error
             throw error
         }
+        noteFirstElement()
         if let storeError { throw storeError }
     }
 
+    /// Reports ``IngestEvent/firstElement(_:_:)`` once the parser has recognised the root element.
+    private func noteFirstElement() {
+        guard !reportedFirstElement, let format = parser?.format else { return }
+        reportedFirstElement = true
+        emit(.firstElement(entry, format))
+    }
+
     private func accept(_ article: Article) {
+        noteFirstElement()
         parsed += 1
         guard let context, let feed else {
             emit(.articleStored(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))

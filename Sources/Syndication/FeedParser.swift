@@ -136,6 +136,9 @@ public final class FeedParser {
         return summary
     }
 
+    /// The format, once the root element was recognised as a feed's; `nil` before. Cheap: for polling after each chunk.
+    public var format: FeedFormat? { handler.metadata.format }
+
     /// What is known so far: metadata, encoding, repairs, the article count and the error, if any.
     public var summary: FeedSummary {
         FeedSummary(source: source, metadata: handler.metadata, encoding: xml.encoding, repairs: handler.repairs(from: xml),

@@ -29,13 +29,19 @@ enum IngestCommand {
           --max-bytes N  refuse a feed whose body is larger than N bytes (default 64 MiB)
           --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
           --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
+          --report FILE  write a JSON run report: the summary and each feed's result, reason, format, counts and
+                         timings (Schemas/run-report.schema.json)
           -q, --quiet    print nothing on stderr (the exit status still tells)
           -h, --help     show this help
 
-        stderr gets one line per bad list line and per failed feed, then a summary; stdout carries only articles.
+        stdout carries only articles. stderr gets one line per bad list line; then, on a terminal, a live progress
+        line (feeds done, articles new and updated, bytes, rate, failures) and a summary listing each failed feed
+        and why; when stderr is not a terminal, one line per failed feed as it fails and the summary.
+
+        A server answering 429 Too Many Requests is not a failure: the feed is deferred until its Retry-After.
 
         A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched. When no
-        remote feed's host name resolves, the network is taken to be down: those feeds are offline, not failed.
+        remote feed's host resolves or has a route, the network is taken to be down: those feeds are offline, not failed.
 
         Exit status: 0 when every feed was fetched, not modified, deferred or offline, 1 when a feed failed or a list line was bad
         (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store, 130/143
@@ -51,7 +57,7 @@ enum IngestCommand {
         let parsed: Arguments
         do {
             parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--force", "--quiet", "-q", "--help", "-h"],
-                                                          options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent"]),
+                                                          options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report"]),
                                    command: "ingest")
         } catch {
             return Command.usageError(error)
@@ -67,6 +73,7 @@ enum IngestCommand {
                                             hint: "see 'feedingest ingest --help'"))
         }
         let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
+        let reportPath = parsed.options["--report"]
         let noStore = parsed.flags.contains("--no-store")
         if noStore, parsed.options["--store"] != nil {
             return Command.usageError(.init(message: "--store and --no-store exclude each other", hint: nil))
@@ -129,13 +136,32 @@ enum IngestCommand {
             }
         }
 
+        // Room for every worker's feed plus the transfers started ahead (see IngestConfiguration.transfersAhead).
+        fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers, configuration.jobs + configuration.transfersAhead)
         let pipeline = IngestPipeline(store: store, fetcher: Fetcher(configuration: fetch), configuration: configuration)
-        pipeline.addObserver(OutputObserver(printsAll: parsed.flags.contains("--all"), quiet: quiet, badLines: list.problems.count))
+        pipeline.addObserver(ArticleOutputObserver(printsAll: parsed.flags.contains("--all")))
+        if !quiet { pipeline.addObserver(StatusObserver(isTerminal: isatty(2) == 1, badLines: list.problems.count)) }
+        let report = reportPath.map { _ in RunReportObserver(entries: list.entries) }
+        if let report { pipeline.addObserver(report) }
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
         let summary = pipeline.run(list.entries)
         StandardStreams.output.flush()
-        if let signal = signals.received { return 128 + signal }
-        return summary.failed > 0 || !list.problems.isEmpty ? 1 : 0
+        let status: Int32
+        if let signal = signals.received {
+            status = 128 + signal
+        } else {
+            status = summary.failed > 0 || !list.problems.isEmpty ? 1 : 0
+        }
+        if let report, let reportPath {
+            do {
+                try Data(report.document(store: store?.path, problems: list.problems, exitStatus: status))
+                    .write(to: URL(fileURLWithPath: reportPath))
+            } catch {
+                StandardStreams.error.write("feedingest: cannot write the report to \(reportPath): \(Self.reason(error))\n")
+                return 2
+            }
+        }
+        return status
     }
 
     /// `--store`, else `FEEDINGEST_STORE`, else `$XDG_DATA_HOME/feedingest/feedingest.sqlite` (whose directory is
@@ -197,62 +223,6 @@ final class SignalWatcher {
                 pipeline.cancel()
             }
             source.resume()
-        }
-    }
-}
-
-/// The command line's observer: NDJSON articles on stdout, failed feeds and the summary on stderr.
-///
-/// `@unchecked Sendable`: its mutable state (the JSON buffer) and the standard streams are touched only from
-/// ``IngestObserver/ingest(_:)``, which the pipeline calls on its one serial event queue, one event at a time, while
-/// the main thread waits in `run`.
-final class OutputObserver: IngestObserver, @unchecked Sendable {
-    private let printsAll: Bool
-    private let quiet: Bool
-    private let badLines: Int
-    private var json = JSONWriter()
-
-    init(printsAll: Bool, quiet: Bool, badLines: Int) {
-        self.printsAll = printsAll
-        self.quiet = quiet
-        self.badLines = badLines
-    }
-
-    func ingest(_ event: IngestEvent) {
-        switch event {
-        case .articleStored(let stored):
-            var extra: [(key: String, value: String)] = []
-            switch stored.change {
-            case .new?: extra = [("status", "new")]
-            case .updated?: extra = [("status", "updated")]
-            case .unchanged?: guard printsAll else { return }
-            case nil: break
-            }
-            json.reset()
-            stored.article.write(to: &json, extra: extra)
-            json.raw(0x0A)
-            StandardStreams.output.write(json.bytes)
-            StandardStreams.output.flush()
-        case .feedFinished(let entry, .failed(let reason, _)):
-            if !quiet { StandardStreams.error.write("feedingest: \(entry.source): \(reason)\n") }
-        case .runFinished(let summary):
-            StandardStreams.output.flush()
-            guard !quiet else { return }
-            if summary.offline > 0 {
-                StandardStreams.error.write("feedingest: the network looks unreachable (no feed's host name resolved); "
-                                            + "\(summary.offline) feed\(summary.offline == 1 ? "" : "s") deferred, not counted as failed\n")
-            }
-            var line = "feedingest: \(summary.feeds) feed\(summary.feeds == 1 ? "" : "s"): \(summary.ok) ok, "
-                + "\(summary.notModified) not modified, \(summary.failed) failed"
-            if summary.deferred > 0 { line += ", \(summary.deferred) deferred" }
-            if summary.offline > 0 { line += ", \(summary.offline) offline" }
-            if summary.cancelled > 0 { line += ", \(summary.cancelled) cancelled" }
-            if badLines > 0 { line += ", \(badLines) bad list line\(badLines == 1 ? "" : "s")" }
-            line += "; \(summary.articles.new) new, \(summary.articles.updated) updated articles"
-            line += String(format: " (%.1f s)", summary.duration)
-            StandardStreams.error.write(line + "\n")
-        default:
-            break
         }
     }
 }

@@ -49,7 +49,7 @@ enum Command {
             return 0
         default:
             if first.hasPrefix("-"), first != "-" {
-                if ["--store", "--no-store", "--all", "--force", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
+                if ["--store", "--no-store", "--all", "--force", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
                     return IngestCommand.run(arguments)  // options before FEEDS
                 }
                 let suggestion = Arguments.closest(to: first, in: ["--help", "--version", "--store", "--no-store", "--all", "--force", "--jobs", "--quiet"])

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Ingest
 import Synchronization
+import Syndication
 import Testing
 
 /// The corpus of real-world feeds, located from this file (../shared/corpus next to the package).
@@ -68,11 +69,16 @@ struct IngestPipelineTests {
         var state: [String: Int] = [:]  // 1 started, 2 finished
         var articles: [String: Int] = [:]
         var results: [String: FeedResult] = [:]
+        var formats: [String: FeedFormat] = [:]
         for event in events.dropFirst().dropLast() {
             switch event {
             case .feedStarted(let entry):
                 #expect(state[entry.source] == nil)
                 state[entry.source] = 1
+            case .firstElement(let entry, let format):
+                #expect(state[entry.source] == 1)
+                #expect(articles[entry.source] == nil, "the first element comes before the feed's articles")
+                formats[entry.source] = format
             case .articleStored(let stored):
                 #expect(state[stored.entry.source] == 1)
                 #expect(stored.change == .new)
@@ -90,6 +96,9 @@ struct IngestPipelineTests {
         #expect(state.count == 5 && state.values.allSatisfy { $0 == 2 })
         #expect(articles[Self.entry("atp.rss").source] == 100)
         #expect(articles[Self.entry("kc0011.rss").source] == 20)
+        #expect(formats[Self.entry("atp.rss").source]?.description == "RSS 2.0")
+        #expect(formats[Self.entry("bio.rdf").source]?.description == "RSS 1.0")
+        #expect(formats["missing"] == nil && formats["json"] == nil, "no first element without a feed's root")
         #expect(results["json"]?.isFailure == true)
         #expect(results["missing"]?.isFailure == true)
         if case .failed(let reason, _)? = results["missing"] { #expect(reason.contains("does not exist")) }

@@ -1,0 +1,303 @@
+import ArticleStore
+import Foundation
+import Ingest
+import Syndication
+
+// The command line's observers. Each is `@unchecked Sendable` for one reason: its mutable state, and the standard
+// stream it writes, are touched only from `ingest(_:)`, which the pipeline calls on its one serial event queue, one
+// event at a time, while the main thread waits in `IngestPipeline.run` (and reads the state only after it returned).
+
+/// Prints each new or updated article on stdout as one NDJSON line, as soon as it is committed.
+final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
+    private let printsAll: Bool
+    private var json = JSONWriter()
+
+    init(printsAll: Bool) {
+        self.printsAll = printsAll
+    }
+
+    func ingest(_ event: IngestEvent) {
+        switch event {
+        case .articleStored(let stored):
+            var extra: [(key: String, value: String)] = []
+            switch stored.change {
+            case .new?: extra = [("status", "new")]
+            case .updated?: extra = [("status", "updated")]
+            case .unchanged?: guard printsAll else { return }
+            case nil: break
+            }
+            json.reset()
+            stored.article.write(to: &json, extra: extra)
+            json.raw(0x0A)
+            StandardStreams.output.write(json.bytes)
+            StandardStreams.output.flush()
+        case .runFinished:
+            StandardStreams.output.flush()
+        default:
+            break
+        }
+    }
+}
+
+/// What stderr shows: on a terminal a live progress line, then a summary listing each failed feed and why; otherwise
+/// one line per failed feed as it fails, then the summary.
+final class StatusObserver: IngestObserver, @unchecked Sendable {
+    private let isTerminal: Bool
+    private let badLines: Int
+    private let clock = ContinuousClock()
+    private var started = ContinuousClock.now
+    private var lastDrawn: ContinuousClock.Instant?
+    private var total = 0
+    private var done = 0
+    private var failures: [(source: String, reason: String)] = []
+    private var counts = FeedCounts()
+    private var drawn = false
+
+    init(isTerminal: Bool, badLines: Int) {
+        self.isTerminal = isTerminal
+        self.badLines = badLines
+    }
+
+    func ingest(_ event: IngestEvent) {
+        switch event {
+        case .runStarted(let feeds):
+            total = feeds
+            started = clock.now
+            draw(force: true)
+        case .articleStored(let stored):
+            switch stored.change {
+            case .new?: counts.new += 1
+            case .updated?: counts.updated += 1
+            default: break
+            }
+            draw(force: false)
+        case .feedFinished(let entry, let result):
+            done += 1
+            switch result {
+            case .ok(let feed): counts.bytes += feed.bytes
+            case .failed(let reason, let feed):
+                counts.bytes += feed.bytes
+                failures.append((entry.source, reason))
+                if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(reason)\n") }
+            default: break
+            }
+            draw(force: false)
+        case .runFinished(let summary):
+            finish(summary)
+        default:
+            break
+        }
+    }
+
+    /// Redraws the progress line, at most ten times a second unless forced. Only on a terminal.
+    private func draw(force: Bool) {
+        guard isTerminal else { return }
+        let now = clock.now
+        if !force, let lastDrawn, now - lastDrawn < .milliseconds(100) { return }
+        lastDrawn = now
+        let seconds = Self.seconds(now - started)
+        var line = "\(done)/\(total) feeds · \(counts.new) new, \(counts.updated) updated · \(Self.bytes(counts.bytes))"
+        if seconds > 0.2 { line += " at \(Self.bytes(Int64(Double(counts.bytes) / seconds)))/s" }
+        if !failures.isEmpty { line += " · \(failures.count) failed" }
+        StandardStreams.error.write("\r\u{1B}[K" + line)
+        drawn = true
+    }
+
+    private func finish(_ summary: IngestSummary) {
+        if drawn { StandardStreams.error.write("\r\u{1B}[K") }
+        var text = ""
+        if summary.offline > 0 {
+            text += "feedingest: the network looks unreachable (no remote feed's host resolved or had a route); "
+                + "\(Self.plural(summary.offline, "feed")) left for the next run, not counted as failed\n"
+        }
+        text += "feedingest: " + Self.summaryLine(summary, badLines: badLines) + "\n"
+        if isTerminal, !failures.isEmpty {
+            text += "failed:\n"
+            for failure in failures { text += "  \(failure.source)\n    \(failure.reason)\n" }
+        }
+        StandardStreams.error.write(text)
+    }
+
+    /// `50 feeds: 45 ok, 2 not modified, 3 failed; 120 new, 2 updated articles; 1.3 MB in 1.2 s`.
+    static func summaryLine(_ summary: IngestSummary, badLines: Int) -> String {
+        var parts = ["\(summary.ok) ok", "\(summary.notModified) not modified", "\(summary.failed) failed"]
+        if summary.deferred > 0 { parts.append("\(summary.deferred) deferred") }
+        if summary.rateLimited > 0 { parts.append("\(summary.rateLimited) rate limited (429, not failed)") }
+        if summary.offline > 0 { parts.append("\(summary.offline) offline") }
+        if summary.cancelled > 0 { parts.append("\(summary.cancelled) cancelled") }
+        if badLines > 0 { parts.append(plural(badLines, "bad list line")) }
+        return "\(plural(summary.feeds, "feed")): " + parts.joined(separator: ", ")
+            + "; \(summary.articles.new) new, \(summary.articles.updated) updated articles; "
+            + "\(bytes(summary.articles.bytes)) in \(String(format: "%.1f", summary.duration)) s"
+    }
+
+    static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    /// Bytes for people: `512 B`, `12.3 KB`, `4.5 MB` (decimal units).
+    static func bytes(_ count: Int64) -> String {
+        switch count {
+        case ..<1000: return "\(count) B"
+        case ..<1_000_000: return String(format: "%.1f KB", Double(count) / 1e3)
+        case ..<1_000_000_000: return String(format: "%.1f MB", Double(count) / 1e6)
+        default: return String(format: "%.2f GB", Double(count) / 1e9)
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// Collects what `--report FILE` writes: the run's summary and each feed's result, in list order. The document is
+/// described by `Schemas/run-report.schema.json`.
+final class RunReportObserver: IngestObserver, @unchecked Sendable {
+    private struct Feed {
+        var entry: FeedEntry
+        var result: FeedResult?
+        var format: FeedFormat?
+        var started: ContinuousClock.Instant?
+        var firstElement: Duration?
+        var duration: Duration?
+    }
+
+    private var feeds: [Feed]
+    private var index: [String: Int] = [:]
+    private var summary: IngestSummary?
+    private let startedAt = Date()
+
+    init(entries: [FeedEntry]) {
+        feeds = entries.map { Feed(entry: $0) }
+        for (position, entry) in entries.enumerated() { index[entry.storeURL] = position }
+    }
+
+    func ingest(_ event: IngestEvent) {
+        let now = ContinuousClock.now
+        switch event {
+        case .feedStarted(let entry):
+            update(entry) { $0.started = now }
+        case .firstElement(let entry, let format):
+            update(entry) { feed in
+                feed.format = format
+                feed.firstElement = feed.started.map { now - $0 }
+            }
+        case .feedFinished(let entry, let result):
+            update(entry) { feed in
+                feed.result = result
+                feed.duration = feed.started.map { now - $0 }
+            }
+        case .runFinished(let summary):
+            self.summary = summary
+        default:
+            break
+        }
+    }
+
+    private func update(_ entry: FeedEntry, _ change: (inout Feed) -> Void) {
+        guard let position = index[entry.storeURL] else { return }
+        change(&feeds[position])
+    }
+
+    /// The report as JSON bytes, once the run is over.
+    func document(store: String?, problems: [FeedListProblem], exitStatus: Int32) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("generator", "feedingest \(Command.version)")
+        json.field("startedAt", startedAt)
+        json.field("finishedAt", Date())
+        json.key("store")
+        if let store { json.string(store) } else { json.null() }
+        json.field("exitStatus", Int(exitStatus))
+        let summary = self.summary ?? IngestSummary()
+        json.key("summary")
+        json.beginObject()
+        json.field("feeds", summary.feeds)
+        json.field("ok", summary.ok)
+        json.field("notModified", summary.notModified)
+        json.field("failed", summary.failed)
+        json.field("deferred", summary.deferred)
+        json.field("rateLimited", summary.rateLimited)
+        json.field("offline", summary.offline)
+        json.field("cancelled", summary.cancelled)
+        json.field("badLines", problems.count)
+        json.key("articles")
+        Self.write(summary.articles, to: &json)
+        json.field("bytes", Int(summary.articles.bytes))
+        json.field("durationMs", Int((summary.duration * 1000).rounded()))
+        json.endObject()
+        json.key("badLines")
+        json.beginArray()
+        for problem in problems {
+            json.beginObject()
+            json.field("line", problem.line)
+            json.field("message", problem.message)
+            json.field("text", problem.text)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("feeds")
+        json.beginArray()
+        for feed in feeds { Self.write(feed, to: &json) }
+        json.endArray()
+        json.endObject()
+        json.raw(0x0A)
+        return json.bytes
+    }
+
+    private static func write(_ feed: Feed, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("source", feed.entry.source)
+        json.field("url", feed.entry.storeURL)
+        json.field("tags", feed.entry.tags)
+        var counts: FeedCounts?
+        switch feed.result {
+        case .ok(let feedCounts)?:
+            json.field("result", "ok")
+            counts = feedCounts
+        case .notModified?:
+            json.field("result", "not-modified")
+        case .deferred(let until)?:
+            json.field("result", "deferred")
+            json.field("nextFetch", until)
+        case .rateLimited(let until)?:
+            json.field("result", "rate-limited")
+            json.field("nextFetch", until)
+        case .offline(let reason)?:
+            json.field("result", "offline")
+            json.field("reason", reason)
+        case .cancelled?, nil:
+            json.field("result", "cancelled")
+        case .failed(let reason, let feedCounts)?:
+            json.field("result", "failed")
+            json.field("reason", reason)
+            counts = feedCounts
+        }
+        if let format = feed.format {
+            json.key("format")
+            json.beginObject()
+            json.field("family", format.family == .rss ? "rss" : "atom")
+            json.field("version", format.version)
+            json.endObject()
+        }
+        if let counts {
+            json.key("articles")
+            write(counts, to: &json)
+            json.field("bytes", Int(counts.bytes))
+        }
+        json.field("firstElementMs", feed.firstElement.map(milliseconds))
+        json.field("durationMs", feed.duration.map(milliseconds))
+        json.endObject()
+    }
+
+    private static func write(_ counts: FeedCounts, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("seen", counts.seen)
+        json.field("new", counts.new)
+        json.field("updated", counts.updated)
+        json.field("unchanged", counts.unchanged)
+        json.endObject()
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}
