@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "feedingestTests"),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
     swiftLanguageModes: [.v6]

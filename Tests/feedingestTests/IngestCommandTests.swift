@@ -11,7 +11,8 @@ struct IngestCommandTests {
     static func count(_ table: String, in store: URL) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM \(table)').fetchone()[0])", store.path]
+        process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ' + sys.argv[2]).fetchone()[0])",
+                             store.path, table]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
