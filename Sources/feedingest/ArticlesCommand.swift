@@ -113,12 +113,20 @@ enum ArticlesCommand {
         return 0
     }
 
-    /// The feed `name` names: a URL as stored, else the store key a feed list line `name` would have (a local
-    /// path, relative to the current directory, becomes its `file://` URL).
+    /// The feed `name` names: a URL as stored, else the store key a feed list would file it under (a local path,
+    /// relative to the current directory, and a `file:` URL both become the file's `file://` URL).
     static func feed(named name: String, in context: StoreContext) throws(StoreError) -> FeedID? {
         if let feed = try context.existingFeed(url: name) { return feed }
-        guard let entry = FeedList(text: name).entries.first else { return nil }
-        return try context.existingFeed(url: entry.storeURL)
+        let key: String
+        if name.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) == nil {
+            // A path, taken whole (a feed list would split it at spaces).
+            key = URL(fileURLWithPath: NSString(string: name).expandingTildeInPath).standardizedFileURL.absoluteString
+        } else if let entry = FeedList(text: name).entries.first {
+            key = entry.storeURL
+        } else {
+            return nil
+        }
+        return key == name ? nil : try context.existingFeed(url: key)
     }
 }
 
