@@ -170,11 +170,11 @@ enum SQL {
         """
     static let articlesOfFeed = key(19, """
         SELECT \(articleColumns) FROM articles a JOIN feeds f ON f.id = a.feed_id
-        WHERE a.feed_id = ?1 AND a.sort_date >= ?2 ORDER BY a.sort_date DESC, a.id DESC LIMIT ?3
+        WHERE a.feed_id = ?1 AND a.sort_date >= ?2 AND a.last_updated >= ?4 ORDER BY a.sort_date DESC, a.id DESC LIMIT ?3
         """)
     static let articlesOfAllFeeds = key(20, """
         SELECT \(articleColumns) FROM articles a JOIN feeds f ON f.id = a.feed_id
-        WHERE a.sort_date >= ?2 AND ?1 IS NULL ORDER BY a.sort_date DESC, a.id DESC LIMIT ?3
+        WHERE a.sort_date >= ?2 AND a.last_updated >= ?4 AND ?1 IS NULL ORDER BY a.sort_date DESC, a.id DESC LIMIT ?3
         """)
     static let articleByID = key(21, "SELECT \(articleColumns) FROM articles a JOIN feeds f ON f.id = a.feed_id WHERE a.id = ?1")
     static let countOfFeed = key(22, "SELECT count(*) FROM articles WHERE feed_id = ?1")

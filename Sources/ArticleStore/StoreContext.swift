@@ -278,14 +278,23 @@ public final class StoreContext {
 
     /// Articles, newest first (by published, else updated, else first-seen date; ties by insertion, newest first).
     public func articles(_ query: ArticleQuery = ArticleQuery()) throws(StoreError) -> [ArticleRecord] {
+        var records: [ArticleRecord] = []
+        try forEachArticle(query) { records.append($0) }
+        return records
+    }
+
+    /// Reads the articles of `query` one at a time, in the order of ``articles(_:)``, without holding them all.
+    ///
+    /// The filters and the limit run in SQL; `body` sees each row as it is stepped, so memory stays flat however
+    /// large the store. `body` must not read articles from this context (the statement is in use until the end).
+    public func forEachArticle(_ query: ArticleQuery, _ body: (ArticleRecord) -> Void) throws(StoreError) {
         let select = try connection.statement(query.feed == nil ? SQL.articlesOfAllFeeds : SQL.articlesOfFeed)
         try select.bind(query.feed?.rawValue, at: 1)
         try select.bind(query.since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, at: 2)
         try select.bind(Int64(query.limit.map { max($0, 0) } ?? -1), at: 3)
+        try select.bind(query.changedSince?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude, at: 4)
         defer { select.reset() }
-        var records: [ArticleRecord] = []
-        while try select.step() { records.append(try record(from: select)) }
-        return records
+        while try select.step() { body(try record(from: select)) }
     }
 
     /// One article by identifier, or `nil` when there is none.

@@ -248,13 +248,18 @@ public struct ArticleQuery: Sendable, Hashable {
     public var feed: FeedID?
     /// Only articles dated at or after this (the article's date: published, else updated, else first seen).
     public var since: Date?
+    /// Only articles that reached the store at or after this: first seen then, or updated in place then (their
+    /// ``ArticleRecord/lastUpdated``). What a reader asks for with "what came in since yesterday", whatever dates
+    /// the feed claims; `nil` for any time.
+    public var changedSince: Date?
     /// At most this many; `nil` for all.
     public var limit: Int?
 
     /// Creates a query.
-    public init(feed: FeedID? = nil, since: Date? = nil, limit: Int? = nil) {
+    public init(feed: FeedID? = nil, since: Date? = nil, changedSince: Date? = nil, limit: Int? = nil) {
         self.feed = feed
         self.since = since
+        self.changedSince = changedSince
         self.limit = limit
     }
 }

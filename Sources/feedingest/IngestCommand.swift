@@ -125,7 +125,7 @@ enum IngestCommand {
 
         var store: Store?
         if !noStore {
-            let path = storePath(option: parsed.options["--store"])
+            let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: true)
             do {
                 store = try Store(path: path)
             } catch {
@@ -162,21 +162,6 @@ enum IngestCommand {
             }
         }
         return status
-    }
-
-    /// `--store`, else `FEEDINGEST_STORE`, else `$XDG_DATA_HOME/feedingest/feedingest.sqlite` (whose directory is
-    /// created), with `~/.local/share` when `XDG_DATA_HOME` is unset or not absolute.
-    static func storePath(option: String?) -> String {
-        if let option { return option }
-        let environment = ProcessInfo.processInfo.environment
-        if let path = environment["FEEDINGEST_STORE"], !path.isEmpty { return path }
-        var dataHome = environment["XDG_DATA_HOME"] ?? ""
-        if !dataHome.hasPrefix("/") {
-            dataHome = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
-        }
-        let directory = dataHome + "/feedingest"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory + "/feedingest.sqlite"
     }
 
     private static func reason(_ error: any Error) -> String {

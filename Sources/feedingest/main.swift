@@ -10,6 +10,9 @@ enum Command {
         Usage:
           feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON
           feedingest parse [options] FILE|URL... articles of feeds as NDJSON (no store)
+          feedingest articles [options]         stored articles as NDJSON, newest first (offline)
+          feedingest feeds [--json]             each stored feed's status, failures and next fetch (offline)
+          feedingest export-opml                the stored feeds as OPML 2.0 (offline)
           feedingest --version                  print the version
           feedingest --help                     show this help
 
@@ -19,6 +22,9 @@ enum Command {
           feedingest feeds.txt | jq -r .title
           feedingest subscriptions.opml --store ~/news.sqlite --jobs 16
           feedingest parse feed.xml --report report.json
+          feedingest articles --since yesterday --limit 20 | jq -r .title
+          feedingest feeds | grep failed
+          feedingest export-opml > subscriptions.opml
         """
 
     static func usageError(_ error: Arguments.UsageError) -> Int32 {
@@ -39,6 +45,12 @@ enum Command {
             return ParseCommand.run(Array(arguments.dropFirst()))
         case "ingest":
             return IngestCommand.run(Array(arguments.dropFirst()))
+        case "articles":
+            return ArticlesCommand.run(Array(arguments.dropFirst()))
+        case "feeds":
+            return FeedsCommand.run(Array(arguments.dropFirst()))
+        case "export-opml":
+            return ExportOPMLCommand.run(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             StandardStreams.output.write(help + "\n")
             StandardStreams.output.flush()
@@ -56,7 +68,7 @@ enum Command {
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.
-            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "help"]) {
+            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "articles", "feeds", "export-opml", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
             return IngestCommand.run(arguments)

@@ -1,0 +1,225 @@
+import ArticleStore
+import Foundation
+import Ingest
+import Syndication
+
+/// `feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]`: stored articles as NDJSON, offline.
+enum ArticlesCommand {
+    static let help = """
+        Usage: feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]
+
+        Prints the stored articles on stdout, one JSON line each: the article schema that ingest prints, plus
+        "firstSeen" (when the store first saw the article). Works offline: it only reads the store, never
+        fetches, and never creates a store.
+
+        Order: newest first by the article's own date (published, else updated, else first seen); articles with
+        the same date, newest stored first.
+
+        Options:
+          --feed URL     only this feed: its URL as listed, or the path of a local feed
+          --since DATE   only what arrived in the store at or after DATE: articles first seen then, or whose
+                         content changed then (updated in place). This is arrival, not the date the feed claims,
+                         so an old article a feed adds late is included, and a future-dated one is not held back.
+                         Each line then carries "status": "new" (first seen since DATE) or "updated", as ingest
+                         printed them. DATE is ISO 8601 in local time unless it has a zone (2026-05-01,
+                         2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday,
+                         or a time ago: 90s, 30m, 12h, 2d, 1w
+          --limit N      at most N articles (the newest)
+          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+                         else ~/.local/share/feedingest/feedingest.sqlite)
+          -h, --help     show this help
+
+        Exit status: 0 when the store was read (even with no article), 2 for usage errors, an unknown feed, and
+        a missing or unreadable store.
+
+        Examples:
+          feedingest articles --since yesterday | jq -r .title
+          feedingest articles --feed https://example.org/feed.xml --limit 10
+          feedingest articles --since 12h --store ~/news.sqlite > new.ndjson
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, spec: .init(flags: ["--help", "-h"], options: ["--feed", "--since", "--limit", "--store"]),
+                                   command: "articles")
+        } catch {
+            return Command.usageError(error)
+        }
+        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
+            StandardStreams.output.write(help + "\n")
+            StandardStreams.output.flush()
+            return 0
+        }
+        if let extra = parsed.positional.first {
+            return Command.usageError(.init(message: "articles takes no arguments, got '\(extra)'",
+                                            hint: "use --feed URL for one feed; see 'feedingest articles --help'"))
+        }
+        var query = ArticleQuery()
+        if let text = parsed.options["--limit"] {
+            guard let limit = Int(text), limit >= 0 else {
+                return Command.usageError(.init(message: "--limit needs a number of articles (0 or more), not '\(text)'", hint: nil))
+            }
+            query.limit = limit
+        }
+        if let text = parsed.options["--since"] {
+            guard let date = SinceDate.parse(text) else {
+                return Command.usageError(.init(message: "--since needs a date, not '\(text)'",
+                                                hint: "for example 2026-05-01, 2026-05-01T08:30Z, yesterday or 12h"))
+            }
+            query.changedSince = date
+        }
+        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
+        if let name = parsed.options["--feed"] {
+            do {
+                guard let feed = try feed(named: name, in: context) else {
+                    var line = "feedingest: no feed '\(name)' in the store \(context.path)"
+                    let known = try context.feedStatuses().map { StoreLocation.displayName(ofFeed: $0.url) }
+                    if let suggestion = Arguments.closest(to: name, in: known) {
+                        line += " (did you mean '\(suggestion)'?)"
+                    } else {
+                        line += " (see 'feedingest feeds')"
+                    }
+                    StandardStreams.error.write(line + "\n")
+                    return 2
+                }
+                query.feed = feed
+            } catch {
+                StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+                return 2
+            }
+        }
+
+        let since = query.changedSince
+        var json = JSONWriter()
+        do {
+            try context.forEachArticle(query) { record in
+                var article = record.article
+                article.feed = StoreLocation.displayName(ofFeed: article.feed)
+                var extra: [(key: String, value: String)] = []
+                if let since { extra.append(("status", record.firstSeen >= since ? "new" : "updated")) }
+                extra.append(("firstSeen", FeedDate.rfc3339(record.firstSeen)))
+                json.reset()
+                article.write(to: &json, extra: extra)
+                json.raw(0x0A)
+                StandardStreams.output.write(json.bytes)
+            }
+        } catch {
+            StandardStreams.output.flush()
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return 2
+        }
+        StandardStreams.output.flush()
+        return 0
+    }
+
+    /// The feed `name` names: a URL as stored, else the store key a feed list would file it under (a local path,
+    /// relative to the current directory, and a `file:` URL both become the file's `file://` URL).
+    static func feed(named name: String, in context: StoreContext) throws(StoreError) -> FeedID? {
+        if let feed = try context.existingFeed(url: name) { return feed }
+        let key: String
+        if name.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) == nil {
+            // A path, taken whole (a feed list would split it at spaces).
+            key = URL(fileURLWithPath: NSString(string: name).expandingTildeInPath).standardizedFileURL.absoluteString
+        } else if let entry = FeedList(text: name).entries.first {
+            key = entry.storeURL
+        } else {
+            return nil
+        }
+        return key == name ? nil : try context.existingFeed(url: key)
+    }
+}
+
+/// The dates `--since` accepts: ISO 8601 dates and date-times, `today`, `yesterday`, and a time ago (`12h`).
+enum SinceDate {
+    /// The date `text` means, relative to `now` and in `timeZone` when it names no zone; `nil` when it is no date.
+    static func parse(_ text: String, now: Date = Date(), timeZone: TimeZone = .current) -> Date? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        switch text.lowercased() {
+        case "now": return now
+        case "today": return calendar.startOfDay(for: now)
+        case "yesterday": return calendar.date(byAdding: .day, value: -1, to: calendar.startOfDay(for: now))
+        default: break
+        }
+        if let ago = relative(text) { return now.addingTimeInterval(-ago) }
+        return iso8601(text, calendar: calendar)
+    }
+
+    /// `90s`, `30m`, `12h`, `2d`, `1w` as seconds.
+    private static func relative(_ text: String) -> TimeInterval? {
+        guard let unit = text.last, let count = Int(text.dropLast()), count >= 0 else { return nil }
+        let seconds: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        return seconds[unit].map { Double(count) * $0 }
+    }
+
+    /// `YYYY-MM-DD`, then optionally `T` or a space, `HH:MM`, `:SS`, `.fraction`, and `Z` or `±HH:MM` (`±HHMM`, `±HH`).
+    private static func iso8601(_ text: String, calendar: Calendar) -> Date? {
+        var bytes = Substring(text).utf8[...]
+        func number(_ digits: Int) -> Int? {
+            guard bytes.count >= digits else { return nil }
+            var value = 0
+            for byte in bytes.prefix(digits) {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            bytes = bytes.dropFirst(digits)
+            return value
+        }
+        func skip(_ byte: UInt8) -> Bool {
+            guard bytes.first == byte else { return false }
+            bytes = bytes.dropFirst()
+            return true
+        }
+        var components = DateComponents()
+        guard let year = number(4), skip(0x2D), let month = number(2), skip(0x2D), let day = number(2) else { return nil }
+        components.year = year
+        components.month = month
+        components.day = day
+        components.hour = 0
+        components.minute = 0
+        components.second = 0
+        var zone = calendar.timeZone
+        var fraction = 0.0
+        if let separator = bytes.first, separator == 0x54 || separator == 0x74 || separator == 0x20 {
+            bytes = bytes.dropFirst()
+            guard let hour = number(2), hour < 24, skip(0x3A), let minute = number(2), minute < 60 else { return nil }
+            components.hour = hour
+            components.minute = minute
+            if skip(0x3A) {
+                guard let second = number(2), second < 60 else { return nil }
+                components.second = second
+                if skip(0x2E) || skip(0x2C) {
+                    var scale = 0.1
+                    var digits = 0
+                    while let byte = bytes.first, (0x30...0x39).contains(byte) {
+                        fraction += Double(byte - 0x30) * scale
+                        scale /= 10
+                        digits += 1
+                        bytes = bytes.dropFirst()
+                    }
+                    guard digits > 0 else { return nil }
+                }
+            }
+            if skip(0x5A) || skip(0x7A) {
+                zone = TimeZone(secondsFromGMT: 0)!
+            } else if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
+                bytes = bytes.dropFirst()
+                guard let hours = number(2), hours <= 14 else { return nil }
+                _ = skip(0x3A)
+                let minutes = bytes.isEmpty ? 0 : number(2)
+                guard let minutes, minutes < 60 else { return nil }
+                let offset = (hours * 3600 + minutes * 60) * (sign == 0x2D ? -1 : 1)
+                guard let fixed = TimeZone(secondsFromGMT: offset) else { return nil }
+                zone = fixed
+            }
+        }
+        guard bytes.isEmpty else { return nil }
+        var zoned = calendar
+        zoned.timeZone = zone
+        components.timeZone = zone
+        guard components.isValidDate(in: zoned), let date = zoned.date(from: components) else { return nil }
+        return date.addingTimeInterval(fraction)
+    }
+}

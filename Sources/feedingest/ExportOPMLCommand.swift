@@ -1,0 +1,106 @@
+import ArticleStore
+import Foundation
+
+/// `feedingest export-opml [--store PATH]`: the stored feeds as an OPML 2.0 subscription list on stdout.
+enum ExportOPMLCommand {
+    static let help = """
+        Usage: feedingest export-opml [--store PATH]
+
+        Writes the store's feeds on stdout as an OPML 2.0 document (http://opml.org/spec2.opml), ordered by URL:
+        one <outline type="rss"> a feed, with its title as text (the URL when it has none), xmlUrl the URL as
+        listed (a local feed's file:// URL) and htmlUrl its home page. Feed readers import it, and so does
+        feedingest: 'feedingest ingest subscriptions.opml' fetches the same feeds into the same store rows.
+        Tags are not stored, so the outlines are flat. Works offline and never creates a store.
+
+        Options:
+          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+                         else ~/.local/share/feedingest/feedingest.sqlite)
+          -h, --help     show this help
+
+        Exit status: 0 when the store was read, 2 for usage errors and a missing or unreadable store.
+
+        Examples:
+          feedingest export-opml > subscriptions.opml
+          feedingest export-opml --store ~/news.sqlite | xmllint --format -
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, spec: .init(flags: ["--help", "-h"], options: ["--store"]), command: "export-opml")
+        } catch {
+            return Command.usageError(error)
+        }
+        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
+            StandardStreams.output.write(help + "\n")
+            StandardStreams.output.flush()
+            return 0
+        }
+        if let extra = parsed.positional.first {
+            return Command.usageError(.init(message: "export-opml takes no arguments, got '\(extra)'",
+                                            hint: "redirect stdout to write a file: 'feedingest export-opml > feeds.opml'"))
+        }
+        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
+        let feeds: [FeedStatus]
+        do {
+            feeds = try context.feedStatuses()
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return 2
+        }
+        StandardStreams.output.write(document(feeds, date: Date()))
+        StandardStreams.output.flush()
+        return 0
+    }
+
+    /// The OPML 2.0 document listing `feeds`.
+    static func document(_ feeds: [FeedStatus], date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"  // RFC 822, as OPML 2.0 asks
+        var text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <opml version="2.0">
+              <head>
+                <title>feedingest subscriptions</title>
+                <dateCreated>\(formatter.string(from: date))</dateCreated>
+              </head>
+              <body>
+
+            """
+        for feed in feeds {
+            let title = feed.title.flatMap { $0.isEmpty ? nil : $0 }
+            var outline = "    <outline type=\"rss\" text=\"\(attribute(title ?? feed.url))\""
+            if let title { outline += " title=\"\(attribute(title))\"" }
+            outline += " xmlUrl=\"\(attribute(feed.url))\""
+            if let home = feed.homeLink, !home.isEmpty { outline += " htmlUrl=\"\(attribute(home))\"" }
+            text += outline + "/>\n"
+        }
+        text += "  </body>\n</opml>\n"
+        return text
+    }
+
+    /// `text` as a double-quoted XML attribute value: markup characters escaped, tabs and line breaks as character
+    /// references (an XML parser would turn them into spaces otherwise), characters XML 1.0 cannot carry dropped.
+    static func attribute(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "\t": escaped += "&#9;"
+            case "\n": escaped += "&#10;"
+            case "\r": escaped += "&#13;"
+            default:
+                // XML 1.0's Char production: no other C0 control, no U+FFFE/U+FFFF (surrogates cannot occur here).
+                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF { continue }
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}

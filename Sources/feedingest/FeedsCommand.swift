@@ -1,0 +1,140 @@
+import ArticleStore
+import Foundation
+import Syndication
+
+/// `feedingest feeds [--json] [--store PATH]`: every stored feed's state, as a table or as NDJSON.
+enum FeedsCommand {
+    static let help = """
+        Usage: feedingest feeds [--json] [--store PATH]
+
+        Shows every feed of the store, ordered by URL: its last outcome, consecutive failures, article count,
+        last fetch and next allowed fetch, its validators (ETag, Last-Modified), its title and its last error.
+        Works offline and never creates a store.
+
+        The output is a table, one line a feed under a header, whether stdout is a terminal or a pipe, so
+        'feedingest feeds | grep failed' finds the failing feeds with their errors. Times are local. --json prints
+        one JSON object a feed instead (Schemas/feed.schema.json), with the full validators and RFC 3339 dates.
+
+        Table columns: STATUS is the last outcome (updated, not-modified, failed, or unfetched before the first
+        fetch ended); FAILS the failures in a row; NEXT FETCH the earliest time ingest fetches the feed again
+        without --force ("now" when it may); VALIDATORS which of ETag and Last-Modified the next conditional GET
+        sends; then the feed, its title in quotes, and "error: ..." after a failure.
+
+        Options:
+          --json         one JSON object a line instead of the table
+          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+                         else ~/.local/share/feedingest/feedingest.sqlite)
+          -h, --help     show this help
+
+        Exit status: 0 when the store was read (a store without feeds prints nothing), 2 for usage errors and a
+        missing or unreadable store.
+
+        Examples:
+          feedingest feeds
+          feedingest feeds | grep failed
+          feedingest feeds --json | jq -r 'select(.consecutiveFailures > 0) | .url + ": " + .error'
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, spec: .init(flags: ["--json", "--help", "-h"], options: ["--store"]), command: "feeds")
+        } catch {
+            return Command.usageError(error)
+        }
+        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
+            StandardStreams.output.write(help + "\n")
+            StandardStreams.output.flush()
+            return 0
+        }
+        if let extra = parsed.positional.first {
+            return Command.usageError(.init(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'"))
+        }
+        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
+        let feeds: [FeedStatus]
+        do {
+            feeds = try context.feedStatuses()
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return 2
+        }
+        if parsed.flags.contains("--json") {
+            var json = JSONWriter()
+            for feed in feeds {
+                json.reset()
+                write(feed, to: &json)
+                json.raw(0x0A)
+                StandardStreams.output.write(json.bytes)
+            }
+        } else if !feeds.isEmpty {
+            StandardStreams.output.write(table(feeds, now: Date()))
+        }
+        StandardStreams.output.flush()
+        return 0
+    }
+
+    /// The feed's last outcome as the table and the JSON name it.
+    static func status(of feed: FeedStatus) -> String { feed.outcome?.rawValue ?? "unfetched" }
+
+    /// One feed as a JSON object (`Schemas/feed.schema.json`).
+    static func write(_ feed: FeedStatus, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("url", StoreLocation.displayName(ofFeed: feed.url))
+        json.field("title", feed.title)
+        json.field("homeLink", feed.homeLink)
+        json.field("currentURL", feed.currentURL)
+        json.field("status", status(of: feed))
+        json.field("consecutiveFailures", feed.consecutiveFailures)
+        json.field("error", feed.error)
+        json.field("lastFetch", feed.lastAttempt)
+        json.field("lastSuccess", feed.lastSuccess)
+        json.field("nextFetch", feed.nextFetch)
+        json.field("etag", feed.validators.etag)
+        json.field("lastModified", feed.validators.lastModified)
+        json.field("articles", feed.articleCount)
+        json.endObject()
+    }
+
+    /// The table: a header and one line a feed, columns aligned, the variable-length feed, title and error last.
+    static func table(_ feeds: [FeedStatus], now: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        var rows = [["STATUS", "FAILS", "ARTICLES", "LAST FETCH", "NEXT FETCH", "VALIDATORS", "FEED"]]
+        for feed in feeds {
+            let validators = [feed.validators.etag.map { _ in "etag" }, feed.validators.lastModified.map { _ in "last-modified" }]
+                .compactMap { $0 }.joined(separator: "+")
+            var name = StoreLocation.displayName(ofFeed: feed.url)
+            if let title = feed.title.map(oneLine), !title.isEmpty { name += "  \"\(title)\"" }
+            if let error = feed.error.map(oneLine) { name += "  error: \(error)" }
+            rows.append([
+                status(of: feed), String(feed.consecutiveFailures), String(feed.articleCount),
+                feed.lastAttempt.map(formatter.string(from:)) ?? "-",
+                feed.nextFetch.flatMap { $0 > now ? formatter.string(from: $0) : nil } ?? "now",
+                validators.isEmpty ? "-" : validators, name,
+            ])
+        }
+        let numeric: Set<Int> = [1, 2]
+        let widths = (0..<rows[0].count - 1).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var text = ""
+        for row in rows {
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                if column == row.count - 1 {
+                    line += cell
+                } else {
+                    let padding = String(repeating: " ", count: widths[column] - cell.count)
+                    line += (numeric.contains(column) ? padding + cell : cell + padding) + "  "
+                }
+            }
+            text += line + "\n"
+        }
+        return text
+    }
+
+    /// Text on one line: line breaks and tabs become spaces, so one feed stays one line of the table.
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: { $0.isNewline || $0 == "\t" }).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import ArticleStore
+
+/// Where the store is, for every command that uses one: `--store`, else `FEEDINGEST_STORE`, else
+/// `$XDG_DATA_HOME/feedingest/feedingest.sqlite`, with `~/.local/share` when `XDG_DATA_HOME` is unset or not absolute.
+enum StoreLocation {
+    /// The store's path. `createsDirectory` makes the default location's directory (ingest, which creates the store);
+    /// the reading commands pass `false` and never create anything.
+    static func path(option: String?, createsDirectory: Bool) -> String {
+        if let option { return option }
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["FEEDINGEST_STORE"], !path.isEmpty { return path }
+        var dataHome = environment["XDG_DATA_HOME"] ?? ""
+        if !dataHome.hasPrefix("/") {
+            dataHome = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
+        }
+        let directory = dataHome + "/feedingest"
+        if createsDirectory {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        return directory + "/feedingest.sqlite"
+    }
+}
+
+extension StoreLocation {
+    /// Opens the store of `option` read-only for a reading command, or prints one line on stderr and returns `nil`
+    /// (the command exits 2). A missing store is never created, nor its directory.
+    static func openForReading(option: String?) -> StoreContext? {
+        let path = path(option: option, createsDirectory: false)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            let source = option != nil ? "" : ProcessInfo.processInfo.environment["FEEDINGEST_STORE"].map { $0.isEmpty ? "" : " (from FEEDINGEST_STORE)" } ?? ""
+            StandardStreams.error.write("feedingest: no store at \(path)\(source) (ingest a feed list first: 'feedingest FEEDS', or name a store with --store)\n")
+            return nil
+        }
+        guard !isDirectory.boolValue else {
+            StandardStreams.error.write("feedingest: cannot read the store \(path): it is a directory\n")
+            return nil
+        }
+        var configuration = StoreConfiguration()
+        configuration.access = .readOnly
+        do {
+            return try Store(path: path, configuration: configuration).makeContext()
+        } catch {
+            // The description names the path and carries the hint.
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return nil
+        }
+    }
+
+    /// How the commands name a feed: its URL as listed, or the path of a local feed (as ingest prints it in the
+    /// articles' `feed` field and in its messages).
+    static func displayName(ofFeed url: String) -> String {
+        guard url.hasPrefix("file:"), let parsed = URL(string: url), parsed.isFileURL else { return url }
+        return parsed.path
+    }
+}
