@@ -136,7 +136,7 @@ struct Benchmark {
             let stats: () -> (maxInFlight: Int, requests: Int)? = {
                 server.takeStats().map { ($0.max_in_flight, $0.requests) }
             }
-            let description = "\(server.urls.count) feeds on 20 ports of 127.0.0.1, every response 100 ms late"
+            let description = "\(Report.grouped(server.urls.count)) feeds on 20 ports of 127.0.0.1, every response 100 ms late"
             latency.append(try runCommand(name: "latency-1000", description: description + ", default --jobs", executable: executable,
                                           feedURLs: server.urls, bytes: nil, rounds: options.quick ? 1 : 3, timeout: 120,
                                           between: { _ = stats() }, after: stats))

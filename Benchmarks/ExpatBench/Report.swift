@@ -49,7 +49,8 @@ enum Report {
             lines.append("")
             lines.append("Peak RSS: one child process per variant (this binary re-executed with --probe), streaming the file "
                 + "from disk in 64 KiB chunks (XMLParser(stream:) reads its own way; XMLParser(data:) must load the whole "
-                + "file); ru_maxrss from wait4(2), the child's own VmHWM in parentheses")
+                + "file); ru_maxrss from wait4(2), the child's own VmHWM in parentheses. The idle row is this binary's floor "
+                + "(it links libcurl and FoundationNetworking for the HTTP section); the parsers' own cost is the difference")
             let feeds = uniqued(report.memory.map(\.feed))
             var header = ["variant"]
             for feed in feeds { header += ["\(feed) peak RSS MiB", "\(feed) parse s"] }
@@ -140,7 +141,7 @@ extension Report {
         for run in report.http {
             lines.append("")
             let speed = run.rateLimitBytesPerSecond.map { "RATE-LIMITED to \(fixed(Double($0) / 1_048_576, 2)) MiB/s per connection (nginx limit_rate), "
-                + "so this uses the smaller \(run.feed) feed" } ?? "full loopback speed"
+                + "so this uses the smaller \(run.feed) feed (nginx sends the first second's worth at once, then keeps to the rate)" } ?? "full loopback speed"
             lines.append("Over HTTP, \(speed): \(run.feed), \(mb(run.bytes)) MB, \(grouped(run.items)) items, from nginx on 127.0.0.1; "
                 + "\(run.rounds) counted round(s)\(run.warmupRounds > 0 ? " after \(run.warmupRounds) warm-up" : ", no warm-up"); "
                 + "median [min-max] ms from before the request")
