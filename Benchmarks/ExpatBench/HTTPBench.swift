@@ -284,6 +284,7 @@ final class TimedExpatDelegate: ExpatXMLParserDelegate {
     func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String]) {
         timing.start(elementName, namespaceURI, attributeDict)
+        parser.reportsCharacters = timing.work.wantsText
     }
 
     func parser(_ parser: ExpatXMLParser, foundCharacters string: String) {
@@ -292,6 +293,7 @@ final class TimedExpatDelegate: ExpatXMLParserDelegate {
 
     func parser(_ parser: ExpatXMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
         timing.end(elementName, namespaceURI)
+        parser.reportsCharacters = false
     }
 }
 
