@@ -10,9 +10,12 @@ setup:
 build: setup
 	$(SWIFT) build $(WERROR)
 
-# The main job for now: the benchmark, ExpatXML against Foundation's XMLParser and raw libexpat.
+# The benchmark: ExpatXML and the pipeline against Foundation's XMLParser and raw libexpat, over HTTP, end to end.
+# The end-to-end and latency sections run the feedingest command built beside the benchmark, so build it first.
+# Pass options with ARGS, e.g. make bench ARGS="--only http --quick".
 run: setup
-	$(SWIFT) run -c release $(WERROR) feedingest-bench
+	$(SWIFT) build -c release $(WERROR) --product feedingest
+	$(SWIFT) run -c release $(WERROR) feedingest-bench $(ARGS)
 
 bench: run
 

@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "CExpatNoop", "CZlib"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "CExpatNoop", "CZlib"],
             path: "Benchmarks/ExpatBench"
         ),
 

@@ -32,6 +32,8 @@ struct FeedGenerator {
 
     let format: FeedFormat
     let items: Int
+    /// Varies the text of otherwise identical feeds (the seed set's two feeds of one shape); 0 for the large fixtures.
+    var seed: UInt64 = 0
 
     /// Generates the document, handing it to `sink` in pieces of exactly `chunkSize` bytes (the last one shorter).
     func generate(chunkSize: Int = 64 * 1024, into sink: (UnsafeRawBufferPointer) throws -> Void) rethrows -> FeedManifest {
@@ -49,7 +51,7 @@ struct FeedGenerator {
         }
         elements += format == .rss ? writeRSSHeader(&writer) : writeAtomHeader(&writer)
         for index in 0..<items {
-            var random = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 ^ (format == .rss ? 0x5255 : 0x4154))
+            var random = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 ^ (format == .rss ? 0x5255 : 0x4154) ^ (seed &* 0xD1B5_4A32_D192_ED03))
             let fields = format == .rss ? writeRSSItem(&writer, index: index, random: &random)
                                         : writeAtomEntry(&writer, index: index, random: &random)
             elements += fields.elements

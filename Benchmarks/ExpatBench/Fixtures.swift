@@ -14,10 +14,13 @@ struct Fixture {
     static let rss20MB = (name: "rss-20MB", format: FeedFormat.rss, items: 16_000)
     static let atom20MB = (name: "atom-20MB", format: FeedFormat.atom, items: 16_000)
     static let rss200MB = (name: "rss-200MB", format: FeedFormat.rss, items: 160_000)
+    /// For the rate-limited HTTP runs: about 2.7 MB, so a run at 1 MiB/s takes seconds.
+    static let rss2MB = (name: "rss-2.7MB", format: FeedFormat.rss, items: 2_000)
 
     /// Returns the cached fixture, generating it (streaming, 64 KiB at a time) when it is missing or stale.
-    static func ensure(name: String, format: FeedFormat, items: Int, directory: String) throws -> Fixture {
-        let base = "\(directory)/\(format.rawValue)-\(items)-v\(FeedGenerator.version)"
+    static func ensure(name: String, format: FeedFormat, items: Int, seed: UInt64 = 0, directory: String,
+                       stem: String? = nil) throws -> Fixture {
+        let base = "\(directory)/\(stem ?? "\(format.rawValue)-\(items)")-v\(FeedGenerator.version)"
         let path = base + ".xml", manifestPath = base + ".json"
         if let data = FileManager.default.contents(atPath: manifestPath),
            let manifest = try? JSONDecoder().decode(FeedManifest.self, from: data),
@@ -27,7 +30,7 @@ struct Fixture {
             return Fixture(name: name, path: path, manifest: manifest)
         }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        log("generating \(path) (\(items) items)…")
+        if stem == nil { log("generating \(path) (\(items) items)…") }
         let start = monotonicNanos()
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -35,7 +38,7 @@ struct Fixture {
         let manifest: FeedManifest
         do {
             defer { close(fd) }
-            manifest = try FeedGenerator(format: format, items: items).generate { chunk in
+            manifest = try FeedGenerator(format: format, items: items, seed: seed).generate { chunk in
                 var offset = 0
                 while offset < chunk.count {
                     let written = write(fd, chunk.baseAddress! + offset, chunk.count - offset)
@@ -49,7 +52,7 @@ struct Fixture {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(manifest).write(to: URL(fileURLWithPath: manifestPath))
-        log(String(format: "  %.1f MB in %.1f s", Double(manifest.bytes) / 1e6, Double(monotonicNanos() - start) / 1e9))
+        if stem == nil { log(String(format: "  %.1f MB in %.1f s", Double(manifest.bytes) / 1e6, Double(monotonicNanos() - start) / 1e9)) }
         return Fixture(name: name, path: path, manifest: manifest)
     }
 }

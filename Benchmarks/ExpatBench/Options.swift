@@ -7,10 +7,32 @@ enum Command {
     case probeGenerated(variant: Variant, format: FeedFormat, items: Int)
     /// Run this binary with the given arguments in a child and report the child's ru_maxrss (see `Probe`).
     case measure(arguments: [String])
+    /// Run another program (stdout to /dev/null) in a child and report its ru_maxrss and wall time (see `Probe`).
+    case measureCommand(arguments: [String])
+    /// One HTTP variant once, in this (small, fresh) process, for its peak RSS: `--probe-http VARIANT URL`.
+    case probeHTTP(variant: HTTPVariant, url: String)
     case help
 }
 
+/// The parts of the benchmark, each runnable alone with `--only`.
+enum Section: String, CaseIterable, Codable, Sendable {
+    /// The 20 MB RSS and Atom feeds in memory: every parser variant, paired rounds (the gzip variant included).
+    case parse
+    /// The 14-feed seed set in memory: the main variants, total time over the set.
+    case seed
+    /// Peak RSS of each variant in a child process, 20 MB and 200 MB feeds.
+    case memory
+    /// Over HTTP from a loopback nginx: streaming pipeline against XMLParser(contentsOf:) and URLSession + XMLParser(data:).
+    case http
+    /// The built `feedingest` command ingesting the seed set and the 20 MB feed into a fresh store.
+    case e2e
+    /// The 1,000-feed, 100 ms latency ingest (scripts/latency_server.py), with default jobs and --jobs 1.
+    case latency
+}
+
 struct BenchmarkOptions {
+    /// The sections to run, in `Section.allCases` order.
+    var sections = Set(Section.allCases)
     /// Counted rounds; each runs every variant once, in order.
     var rounds = 7
     /// Uncounted rounds run first.
@@ -33,22 +55,31 @@ struct UsageError: Error, CustomStringConvertible {
 
 extension Command {
     static let usage = """
-        usage: feedingest-bench [--rounds N] [--quick] [--fixtures DIR] [--skip-memory] [--allow-debug]
+        usage: feedingest-bench [--only SECTION[,SECTION…]] [--rounds N] [--quick] [--fixtures DIR] [--skip-memory] [--allow-debug]
 
-        Compares ExpatXML (byte API and String API) with raw C libexpat (no-op handlers) and Foundation's
-        XMLParser (stream: and data:) on generated RSS 2.0 and Atom 1.0 feeds, in paired alternating rounds.
-        Prints a table, then one JSON line with the same figures.
+        Compares ExpatXML (byte API and String API) and Syndication with raw C libexpat (no-op handlers) and
+        Foundation's XMLParser (stream: and data:) on generated RSS 2.0 and Atom 1.0 feeds, in paired alternating
+        rounds; then over HTTP from a loopback nginx, the feedingest command end to end, and the 1,000-feed
+        latency ingest. Prints tables, then one JSON line with every figure. Everything stays on 127.0.0.1.
 
+          --only LIST      run only these sections (comma-separated, or repeat the option):
+                             parse    20 MB RSS and Atom in memory, every variant (gzip included)
+                             seed     the 14-feed seed set in memory, total over the set
+                             memory   peak RSS per variant in child processes (20 MB and 200 MB)
+                             http     loopback nginx, full speed and rate-limited (1 MiB/s)
+                             e2e      the built feedingest command: seed set and 20 MB feed into a fresh store
+                             latency  1,000 feeds from scripts/latency_server.py, 100 ms each, default jobs and --jobs 1
           --rounds N       counted rounds (default 7, at least 1; 5 or more for honest figures)
-          --quick          2 counted rounds and the 20 MB feeds only (smoke test)
+          --quick          fewer rounds, no 200 MB feed, no --jobs 1 latency run (smoke test)
           --fixtures DIR   fixture cache directory (default .build/bench-fixtures)
-          --skip-memory    do not run the peak-RSS child processes
+          --skip-memory    do not run the peak-RSS child processes (same as leaving 'memory' out)
           --allow-debug    run in a debug build anyway (figures are then meaningless)
         """
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         var options = BenchmarkOptions()
         var roundsGiven = false
+        var onlyGiven = false
         var index = 0
         func value(after flag: String) throws(UsageError) -> String {
             index += 1
@@ -73,6 +104,24 @@ extension Command {
                 options.allowDebug = true
             case "--skip-memory":
                 options.skipMemory = true
+            case "--only":
+                let list = try value(after: argument)
+                var chosen: Set<Section> = onlyGiven ? options.sections : []
+                for name in list.split(separator: ",") {
+                    guard let section = Section(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                        throw UsageError(description: "unknown section '\(name)' (sections: \(Section.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    }
+                    chosen.insert(section)
+                }
+                options.sections = chosen
+                onlyGiven = true
+            case "--measure-command":
+                return .measureCommand(arguments: Array(arguments[(index + 1)...]))
+            case "--probe-http":
+                let name = try value(after: argument)
+                let url = try value(after: argument)
+                guard let variant = HTTPVariant(rawValue: name) else { throw UsageError(description: "unknown HTTP variant '\(name)'") }
+                return .probeHTTP(variant: variant, url: url)
             case "--probe":
                 let name = try value(after: argument)
                 let path = try value(after: argument)
@@ -94,6 +143,7 @@ extension Command {
             index += 1
         }
         if options.quick && !roundsGiven { options.rounds = 2 }
+        if options.skipMemory { options.sections.remove(.memory) }
         return .benchmark(options)
     }
 }

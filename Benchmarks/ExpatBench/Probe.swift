@@ -28,7 +28,8 @@ enum Probe {
 
     /// `--probe VARIANT FILE`: stream the file from disk, print the report.
     static func runFile(variant: Variant, path: String, chunkSize: Int) -> Int32 {
-        guard let format = sniffFormat(path: path) else {
+        // Syndication finds the format itself; the gzip copy cannot be sniffed as text.
+        guard let format = variant.readsGzip ? .rss : sniffFormat(path: path) else {
             FileHandle.standardError.write(Data("feedingest-bench: cannot tell whether \(path) is RSS or Atom\n".utf8))
             return 2
         }

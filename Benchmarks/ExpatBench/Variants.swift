@@ -1,5 +1,6 @@
 import CExpatNoop
 import ExpatXML
+import Fetch
 import Foundation
 import Syndication
 #if canImport(FoundationXML)
@@ -15,10 +16,15 @@ enum Variant: String, CaseIterable, Codable, Sendable {
     case foundationData = "xmlparser-data"
     /// Syndication's FeedParser: every field of every article, dates parsed, URLs resolved, repairs on.
     case syndication = "syndication"
+    /// The same from the gzip copy of the feed, decompressed as it streams by Fetch's `Inflater`.
+    case syndicationGzip = "syndication-gz"
     /// Not a parser: the child process that does nothing, for the RSS floor of this binary.
     case idle
 
-    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .syndication, .foundationStream, .foundationData]
+    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .syndication, .syndicationGzip, .foundationStream, .foundationData]
+
+    /// Reads the gzip copy of a fixture.
+    var readsGzip: Bool { self == .syndicationGzip }
 
     var title: String {
         switch self {
@@ -28,6 +34,7 @@ enum Variant: String, CaseIterable, Codable, Sendable {
         case .foundationStream: "Foundation XMLParser(stream:)"
         case .foundationData: "Foundation XMLParser(data:)"
         case .syndication: "Syndication FeedParser (full articles)"
+        case .syndicationGzip: "Syndication from .gz (Inflater, full articles)"
         case .idle: "idle process (floor)"
         }
     }
@@ -76,7 +83,8 @@ enum Runner {
         case .byteAPI: outcome = runByteAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
         case .stringAPI: outcome = runStringAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
         case .foundationStream, .foundationData: outcome = runFoundation(variant, input, format: format)
-        case .syndication: outcome = runSyndication(input, chunkSize: chunkSize, generated: &manifest)
+        case .syndication: outcome = runSyndication(input, chunkSize: chunkSize, gzip: false, generated: &manifest)
+        case .syndicationGzip: outcome = runSyndication(input, chunkSize: chunkSize, gzip: true, generated: &manifest)
         }
         if let manifest { verify(&outcome, against: manifest) }
         return outcome
@@ -155,7 +163,7 @@ enum Runner {
     /// Full article extraction: the product's own parser, all fields, dates parsed, repairs on. The tally checks
     /// title, link and guid bytes against the generator; the date is checked by parsing (pubDateBytes counts the
     /// raw text only when it parsed), so an article whose date did not parse fails the run.
-    private static func runSyndication(_ input: Input, chunkSize: Int, generated: inout FeedManifest?) -> RunOutcome {
+    private static func runSyndication(_ input: Input, chunkSize: Int, gzip: Bool, generated: inout FeedManifest?) -> RunOutcome {
         let clock = Stopwatch()
         var record = WorkRecord()
         let parser = FeedParser(source: "bench") { article, _ in
@@ -166,8 +174,24 @@ enum Runner {
             record.tally.guidBytes += article.id.utf8.count
             if article.published != nil || article.updated != nil { record.parsedDates += 1 }
         }
-        let failure = feed(input, chunkSize: chunkSize, generated: &generated,
+        let failure: String?
+        if gzip {
+            // Compressed chunks in, 64 KiB decompressed chunks out, each parsed as it comes: the pipeline's own path.
+            let inflater = Inflater(format: .gzip, outputChunkSize: chunkSize)
+            var parseError: (any Error)?
+            failure = feed(input, chunkSize: chunkSize, generated: &generated, parse: { compressed in
+                try inflater.inflate(compressed) { decompressed in
+                    do { try parser.parse(decompressed); return true } catch { parseError = error; return false }
+                }
+                if let parseError { throw parseError }
+            }, finish: {
+                try inflater.finish()
+                try parser.finish()
+            })
+        } else {
+            failure = feed(input, chunkSize: chunkSize, generated: &generated,
                            parse: { try parser.parse($0) }, finish: { try parser.finish() })
+        }
         var outcome = outcome(record, clock.read(), failure: failure)
         outcome.parsedDates = record.parsedDates
         return outcome

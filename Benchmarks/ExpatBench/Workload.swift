@@ -219,6 +219,9 @@ struct StringWork {
         }
     }
 
+    /// Whether the text now arriving is one of the four fields (ExpatXML's String API reports only that text).
+    var wantsText: Bool { field != .none }
+
     /// Text may come in fragments (Foundation) or whole (ExpatXML): append either way.
     @inline(__always) mutating func characters(_ string: String) {
         switch field {
@@ -241,7 +244,8 @@ struct StringWork {
 }
 
 /// The ExpatXML String-API delegate. It asks for attributes only on Atom `link` (the API's documented opt-out,
-/// `shouldProcessAttributes`); there is no way to skip text, so every text node becomes a `String`.
+/// `shouldProcessAttributes`), and for text only inside the four fields it keeps (`reportsCharacters`, switched in
+/// `didStartElement` and `didEndElement`): descriptions and content never become `String`s.
 final class StringAPIDelegate: ExpatXMLParserDelegate {
     var work: StringWork
 
@@ -256,6 +260,7 @@ final class StringAPIDelegate: ExpatXMLParserDelegate {
     func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String]) {
         work.start(elementName, namespaceURI, attributeDict)
+        parser.reportsCharacters = work.wantsText
     }
 
     func parser(_ parser: ExpatXMLParser, foundCharacters string: String) {
@@ -264,6 +269,7 @@ final class StringAPIDelegate: ExpatXMLParserDelegate {
 
     func parser(_ parser: ExpatXMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
         work.end(elementName, namespaceURI)
+        parser.reportsCharacters = false
     }
 }
 
