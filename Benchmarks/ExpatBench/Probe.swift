@@ -39,7 +39,7 @@ enum Probe {
 
     /// `--probe-generated VARIANT FORMAT ITEMS`: generate the feed on the fly and parse it chunk by chunk; no file.
     static func runGenerated(variant: Variant, format: FeedFormat, items: Int, chunkSize: Int) -> Int32 {
-        guard variant == .byteAPI || variant == .stringAPI || variant == .idle else {
+        guard [.byteAPI, .stringAPI, .stringAPIEveryText, .idle].contains(variant) else {
             FileHandle.standardError.write(Data("feedingest-bench: --probe-generated supports byte-api, string-api and idle\n".utf8))
             return 2
         }

@@ -12,6 +12,8 @@ enum Variant: String, CaseIterable, Codable, Sendable {
     case cNoop = "c-noop"
     case byteAPI = "byte-api"
     case stringAPI = "string-api"
+    /// The String API without the text opt-out: every text node becomes a `String`, as with Foundation.
+    case stringAPIEveryText = "string-api-all-text"
     case foundationStream = "xmlparser-stream"
     case foundationData = "xmlparser-data"
     /// Syndication's FeedParser: every field of every article, dates parsed, URLs resolved, repairs on.
@@ -21,7 +23,7 @@ enum Variant: String, CaseIterable, Codable, Sendable {
     /// Not a parser: the child process that does nothing, for the RSS floor of this binary.
     case idle
 
-    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .syndication, .syndicationGzip, .foundationStream, .foundationData]
+    static let timed: [Variant] = [.cNoop, .byteAPI, .stringAPI, .stringAPIEveryText, .syndication, .syndicationGzip, .foundationStream, .foundationData]
 
     /// Reads the gzip copy of a fixture.
     var readsGzip: Bool { self == .syndicationGzip }
@@ -31,6 +33,7 @@ enum Variant: String, CaseIterable, Codable, Sendable {
         case .cNoop: "C libexpat, no-op handlers"
         case .byteAPI: "ExpatXML byte API (XMLPushParser)"
         case .stringAPI: "ExpatXML String API (ExpatXMLParser)"
+        case .stringAPIEveryText: "  the same, a String for every text node"
         case .foundationStream: "Foundation XMLParser(stream:)"
         case .foundationData: "Foundation XMLParser(data:)"
         case .syndication: "Syndication FeedParser (full articles)"
@@ -81,7 +84,9 @@ enum Runner {
         case .idle: return RunOutcome(ok: true, seconds: 0)
         case .cNoop: outcome = runCNoop(input, chunkSize: chunkSize)
         case .byteAPI: outcome = runByteAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
-        case .stringAPI: outcome = runStringAPI(input, format: format, chunkSize: chunkSize, generated: &manifest)
+        case .stringAPI: outcome = runStringAPI(input, format: format, chunkSize: chunkSize, selective: true, generated: &manifest)
+        case .stringAPIEveryText:
+            outcome = runStringAPI(input, format: format, chunkSize: chunkSize, selective: false, generated: &manifest)
         case .foundationStream, .foundationData: outcome = runFoundation(variant, input, format: format)
         case .syndication: outcome = runSyndication(input, chunkSize: chunkSize, gzip: false, generated: &manifest)
         case .syndicationGzip: outcome = runSyndication(input, chunkSize: chunkSize, gzip: true, generated: &manifest)
@@ -149,9 +154,10 @@ enum Runner {
         return outcome(handler.record, clock.read(), failure: failure)
     }
 
-    private static func runStringAPI(_ input: Input, format: FeedFormat, chunkSize: Int, generated: inout FeedManifest?) -> RunOutcome {
+    private static func runStringAPI(_ input: Input, format: FeedFormat, chunkSize: Int, selective: Bool,
+                                     generated: inout FeedManifest?) -> RunOutcome {
         let clock = Stopwatch()
-        let delegate = StringAPIDelegate(format: format, startNanos: clock.wallStart)
+        let delegate = StringAPIDelegate(format: format, startNanos: clock.wallStart, selective: selective)
         let parser = ExpatXMLParser()
         parser.delegate = delegate
         let failure = feed(input, chunkSize: chunkSize, generated: &generated,

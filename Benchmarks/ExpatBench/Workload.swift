@@ -245,12 +245,15 @@ struct StringWork {
 
 /// The ExpatXML String-API delegate. It asks for attributes only on Atom `link` (the API's documented opt-out,
 /// `shouldProcessAttributes`), and for text only inside the four fields it keeps (`reportsCharacters`, switched in
-/// `didStartElement` and `didEndElement`): descriptions and content never become `String`s.
+/// `didStartElement` and `didEndElement`): descriptions and content never become `String`s. Not `selective`, it
+/// takes every text node as a `String`, like a Foundation delegate must.
 final class StringAPIDelegate: ExpatXMLParserDelegate {
     var work: StringWork
+    let selective: Bool
 
-    init(format: FeedFormat, startNanos: UInt64) {
+    init(format: FeedFormat, startNanos: UInt64, selective: Bool = true) {
         work = StringWork(format: format, startNanos: startNanos)
+        self.selective = selective
     }
 
     func shouldProcessAttributes(forElement elementName: String, namespaceURI: String?) -> Bool {
@@ -260,7 +263,7 @@ final class StringAPIDelegate: ExpatXMLParserDelegate {
     func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
                 qualifiedName qName: String?, attributes attributeDict: [String: String]) {
         work.start(elementName, namespaceURI, attributeDict)
-        parser.reportsCharacters = work.wantsText
+        if selective { parser.reportsCharacters = work.wantsText }
     }
 
     func parser(_ parser: ExpatXMLParser, foundCharacters string: String) {
@@ -269,7 +272,7 @@ final class StringAPIDelegate: ExpatXMLParserDelegate {
 
     func parser(_ parser: ExpatXMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
         work.end(elementName, namespaceURI)
-        parser.reportsCharacters = false
+        if selective { parser.reportsCharacters = false }
     }
 }
 
