@@ -184,6 +184,10 @@ final class Delivery {
         if transfer.channel.isCancelled {
             return FetchError(kind: .cancelled, message: "cancelled", url: url, status: status)
         }
+        if transfer.wasAbandoned {
+            return FetchError(kind: .cancelled, message: "abandoned: its buffer filled before it was reserved (start it again)",
+                              url: url, status: status)
+        }
         if var abort = completion.abort {
             abort.status = abort.status ?? status
             if abort.url.isEmpty { abort.url = url }
@@ -196,7 +200,8 @@ final class Delivery {
         case .couldntResolveHost, .couldntResolveProxy: kind = .dnsFailure
         case .couldntConnect:
             // No route (the machine is offline, or the address family has none) is not the server refusing.
-            kind = [ENETUNREACH, EHOSTUNREACH, ENETDOWN].contains(completion.systemError) ? .unreachable : .connectionRefused
+            // EHOSTUNREACH is left out: one host behind a rejecting firewall is that host's failure, not the network's.
+            kind = [ENETUNREACH, ENETDOWN].contains(completion.systemError) ? .unreachable : .connectionRefused
         case .operationTimedOut: kind = .timeout
         case .tooManyRedirects: kind = .tooManyRedirects
         case .unsupportedProtocol: kind = .unsupportedScheme

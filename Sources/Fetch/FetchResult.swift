@@ -16,8 +16,8 @@ public struct FetchError: Error, CustomStringConvertible {
         case dnsFailure
         /// The connection was refused (or could not be made for another reason than a missing route).
         case connectionRefused
-        /// There is no route to the host (`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`): the network is down or not
-        /// configured, rather than the server refusing.
+        /// There is no route to the network (`ENETUNREACH`, `ENETDOWN`): the network is down or not configured,
+        /// rather than the server refusing.
         case unreachable
         /// The TLS handshake or certificate verification failed.
         case tlsFailure

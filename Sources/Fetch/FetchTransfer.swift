@@ -44,14 +44,23 @@ public final class FetchTransfer: Sendable {
     let started = ContinuousClock.now
     private let delivering = Mutex(false)
 
-    init(request: FetchRequest, id: UInt64, configuration: FetchConfiguration, loop: TransferLoop?, fetcher: Fetcher?) {
+    init(request: FetchRequest, id: UInt64, configuration: FetchConfiguration, loop: TransferLoop?, fetcher: Fetcher?,
+         speculative: Bool = false) {
         self.fetcher = fetcher
         self.request = request
         self.id = id
         self.configuration = configuration
         self.loop = loop
-        channel = TransferChannel(capacity: configuration.maximumBufferedBytes)
+        channel = TransferChannel(capacity: configuration.maximumBufferedBytes, abandonsUnreserved: speculative)
     }
+
+    /// Reserves a speculative transfer (``Fetcher/start(_:speculative:)``) for delivery, from any thread: from now on
+    /// it pauses when its buffer fills, like any other. `false` when it was already abandoned, its buffer full before
+    /// anyone reserved it: start the request again. Always `true` for a transfer that is not speculative.
+    public func reserve() -> Bool { channel.reserve() }
+
+    /// Whether this speculative transfer was abandoned because its buffer filled before ``reserve()``.
+    public var wasAbandoned: Bool { channel.state.withLock { $0.abandoned } }
 
     /// Stops the transfer; its result fails with ``FetchError/Kind/cancelled``. Safe from any thread, at any time.
     public func cancel() {
@@ -160,6 +169,10 @@ final class TransferChannel: Sendable {
         var received: Int64 = 0
         var pauses = 0
         var peakBuffered = 0
+        /// A consumer attached, or ``FetchTransfer/reserve()`` was called.
+        var reserved = false
+        /// Speculative and abandoned when its buffer filled before it was reserved.
+        var abandoned = false
     }
 
     struct Batch {
@@ -170,10 +183,13 @@ final class TransferChannel: Sendable {
     }
 
     let capacity: Int
+    /// Abandon instead of pausing while nobody reserved the transfer (``Fetcher/start(_:speculative:)``).
+    let abandonsUnreserved: Bool
     let state = Mutex(State())
 
-    init(capacity: Int) {
+    init(capacity: Int, abandonsUnreserved: Bool = false) {
         self.capacity = max(1, capacity)
+        self.abandonsUnreserved = abandonsUnreserved
     }
 
     // MARK: Producer side (the transfer thread)
@@ -196,6 +212,15 @@ final class TransferChannel: Sendable {
                 return nil
             }
             if state.buffered > 0 && state.buffered + bytes.count > capacity {
+                if abandonsUnreserved && !state.reserved {
+                    // Speculative and unwanted so far: free the connection rather than hold it paused.
+                    state.abandoned = true
+                    state.stopped = true
+                    state.chunks = []
+                    state.buffered = 0
+                    decision = .abort
+                    return nil
+                }
                 if !state.paused { state.pauses += 1 }
                 state.paused = true
                 decision = .pause
@@ -234,6 +259,16 @@ final class TransferChannel: Sendable {
         state.withLock { state in
             state.waker = waker
             state.parked = false
+            state.reserved = true
+        }
+    }
+
+    /// Marks the transfer as wanted, so that it pauses instead of being abandoned; `false` when it was abandoned.
+    func reserve() -> Bool {
+        state.withLock { state in
+            guard !state.abandoned else { return false }
+            state.reserved = true
+            return true
         }
     }
 

@@ -52,11 +52,17 @@ public final class Fetcher: Sendable {
     ///
     /// `http` and `https` URLs go to the transfer thread. A `file:` URL is read only when the request came from
     /// `FetchRequest.localFile(_:)`; any other scheme fails with ``FetchError/Kind/unsupportedScheme``.
-    public func start(_ request: FetchRequest) -> FetchTransfer {
+    ///
+    /// A `speculative` transfer is one started before anyone is sure to want it (the ingest pipeline starts the
+    /// next feeds' transfers ahead of its workers): if its buffer (``FetchConfiguration/maximumBufferedBytes``) fills
+    /// before a consumer attaches or ``FetchTransfer/reserve()`` is called, it is abandoned instead of paused, so it
+    /// never holds a connection, nor runs down its timeout, waiting for a consumer. `reserve()` then returns `false`
+    /// and the request must be started again (at most the buffer's worth is fetched twice).
+    public func start(_ request: FetchRequest, speculative: Bool = false) -> FetchTransfer {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let isNetwork = ["http", "https"].contains(request.scheme) && !request.url.isFileURL
         let transfer = FetchTransfer(request: request, id: id, configuration: configuration, loop: isNetwork ? loop : nil,
-                                     fetcher: isNetwork ? self : nil)
+                                     fetcher: isNetwork ? self : nil, speculative: speculative)
         if isNetwork { loop.submit(transfer) }
         return transfer
     }

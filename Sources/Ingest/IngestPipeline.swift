@@ -93,12 +93,13 @@ public final class IngestPipeline: Sendable {
         let emit: @Sendable (IngestEvent) -> Void = { event in
             queue.async { for observer in observers { observer.ingest(event) } }
         }
+        cancelled.store(false, ordering: .sequentiallyConsistent)  // before planning, so a cancel() during it counts
         emit(.runStarted(feeds: entries.count))
         let plans = plan(entries)
         let workers = max(1, min(configuration.jobs, entries.count))
         let state = RunState(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead)
-        cancelled.store(false, ordering: .sequentiallyConsistent)
         current.withLock { $0 = state }
+        if isCancelled { state.cancelTransfers() }  // cancelled while planning: claim nothing
         let group = DispatchGroup()
         for number in 0..<workers where !entries.isEmpty {
             group.enter()
@@ -139,8 +140,8 @@ public final class IngestPipeline: Sendable {
         let answered = results.indices.contains { index in
             guard case .remote = plans[index].entry.location else { return false }
             switch results[index] {
-            case .ok?, .notModified?: return true
-            case .failed?: return true  // an HTTP error or a broken body is an answer too
+            case .ok?, .notModified?, .rateLimited?: return true
+            case .failed?: return true  // an HTTP error, a broken body or a timeout: the network reached somewhere
             default: return false
             }
         }
@@ -229,13 +230,17 @@ struct Plan: Sendable {
 ///
 /// Workers claim feeds in list order. Each claim also starts the transfers of the following feeds, up to
 /// ``IngestConfiguration/transfersAhead`` started and not yet claimed, so that slow servers overlap: a small feed is
-/// usually complete in its transfer's buffer by the time a worker claims it. Two limits keep that from starving the
-/// workers, because a transfer started ahead pauses when its buffer fills and keeps its connection until claimed:
-/// - per host (name and port), transfers still receiving stay below the fetcher's `maximumConnectionsPerHost`, and a
-///   host's feeds start in list order (a feed of a full host blocks the later feeds of that host), so every transfer
-///   of a host that holds a connection belongs to a feed claimed before any feed of that host still waiting;
+/// usually complete in its transfer's buffer by the time a worker claims it. Such a transfer is speculative
+/// (`Fetcher.start(_:speculative:)`): when its buffer fills before its feed is claimed, it is abandoned, not paused,
+/// and started again at the claim (a large feed's first `maximumBufferedBytes` are fetched twice). So no transfer
+/// waiting for a worker holds a connection or runs down its timeout, whatever host it was redirected to: a worker
+/// never waits behind a transfer that waits for a worker. Within that, politeness and fairness:
+/// - per host (name and port as listed), transfers still receiving stay below the fetcher's
+///   `maximumConnectionsPerHost`, and a host's feeds start in list order;
 /// - in all, transfers still receiving stay below the fetcher's `maximumConcurrentTransfers` minus one per worker,
-///   so the feed a worker claims always finds a free transfer slot.
+///   so the feed a worker claims finds a free transfer slot at once.
+///
+/// The counts see this run's transfers only; a `Fetcher` shared with other work can delay (not deadlock) a claim.
 private final class RunState: Sendable {
     private struct Schedule {
         /// Each feed's transfer, from its start until its worker finished it.
@@ -277,6 +282,7 @@ private final class RunState: Sendable {
             let index = state.next
             state.next += 1
             var transfer = state.transfers[index]
+            if let started = transfer, !started.reserve() { transfer = nil }  // abandoned with a full buffer: again
             if transfer == nil, plans[index].fetches {
                 transfer = fetcher.start(plans[index].request)
                 state.transfers[index] = transfer
@@ -327,7 +333,7 @@ private final class RunState: Sendable {
                 blocked.insert(host)
                 continue
             }
-            state.transfers[index] = fetcher.start(plans[index].request)
+            state.transfers[index] = fetcher.start(plans[index].request, speculative: true)
             receiving += 1
             receivingByHost[host, default: 0] += 1
             waiting += 1
@@ -530,6 +536,7 @@ private final class IngestConsumer: FetchConsumer {
         if parser == nil { try fetchDidReceiveResponse(FetchResponse(status: 200, headers: HTTPHeaders(), url: URL(fileURLWithPath: entry.source))) }
         do { try parser?.parse(bytes) } catch {
             parseError = error
+            noteFirstElement()  // a root recognised before the error still counts
             throw error
         }
         noteFirstElement()
@@ -546,6 +553,7 @@ private final class IngestConsumer: FetchConsumer {
         if parser == nil { try fetchDidReceiveResponse(FetchResponse(status: 200, headers: HTTPHeaders(), url: URL(fileURLWithPath: entry.source))) }
         do { try parser?.finish() } catch {
             parseError = error
+            noteFirstElement()
             throw error
         }
         noteFirstElement()

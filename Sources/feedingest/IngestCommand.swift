@@ -161,7 +161,7 @@ enum IngestCommand {
                     .write(to: URL(fileURLWithPath: reportPath))
             } catch {
                 StandardStreams.error.write("feedingest: cannot write the report to \(reportPath): \(Self.reason(error))\n")
-                return 2
+                return signals.received == nil ? 2 : status  // a signal's status says more than the report's failure
             }
         }
         return status
@@ -207,7 +207,10 @@ final class SignalWatcher {
                     return false
                 }
                 if again { _exit(128 + number) }
-                if !quiet { StandardStreams.error.write("feedingest: interrupted; finishing what is complete (again to quit at once)\n") }
+                if !quiet {
+                    let clear = isatty(2) == 1 ? "\r\u{1B}[K" : ""  // over the progress line, not after it
+                    StandardStreams.error.write(clear + "feedingest: interrupted; finishing what is complete (again to quit at once)\n")
+                }
                 pipeline.cancel()
             }
             source.resume()

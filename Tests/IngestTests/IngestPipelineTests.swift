@@ -157,13 +157,12 @@ struct IngestPipelineTests {
         #expect(count.load(ordering: .relaxed) == 130)
     }
 
-    @Test(arguments: [0, 1, 64])
-    func oneWorkerWithTransfersStartedAheadIngestsEveryFeed(ahead: Int) throws {
+    /// Local files are read by the worker itself (nothing to start ahead; `SchedulingTests` covers remote feeds).
+    @Test func oneWorkerIngestsEveryLocalFeed() throws {
         let (store, directory) = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = IngestConfiguration()
         configuration.jobs = 1
-        configuration.transfersAhead = ahead
         let names = ["DaringFireball.atom", "atp.rss", "bio.rdf", "kc0011.rss", "theomnishow.rss"]
         let summary = IngestPipeline(store: store, configuration: configuration).run(names.map(Self.entry))
         #expect(summary.ok == 5)

@@ -171,6 +171,19 @@ struct IngestRunTests {
         #expect(feeds.prefix(2).allSatisfy { $0["result"] as? String == "offline" }, "\(feeds)")
     }
 
+    /// A server answering 429 is the network answering: an unresolvable host beside it is that feed's failure.
+    @Test func aRateLimitedFeedProvesTheNetworkIsUp() throws {
+        let faults = try FaultServer()
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(faults.url("/status?code=429"))\nhttp://feedingest-a.invalid/feed.xml\n".utf8).write(to: list)
+        let run = try CommandRunner.run([list.path, "--store", directory.appendingPathComponent("store.sqlite").path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(!run.stderr.contains("unreachable"), "\(run.stderr)")
+        #expect(run.stderr.contains("2 feeds: 0 ok, 0 not modified, 1 failed, 1 rate limited"), "\(run.stderr)")
+    }
+
     /// Whether `chattr +i` holds here (root on an ext4-like file system): it refuses writes even to root.
     static let immutableFlagWorks: Bool = {
         guard let directory = try? Paths.temporaryDirectory() else { return false }
