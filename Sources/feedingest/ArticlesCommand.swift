@@ -40,16 +40,9 @@ enum ArticlesCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--help", "-h"], options: ["--feed", "--since", "--limit", "--store"]),
-                                   command: "articles")
-        } catch {
-            return Command.usageError(error)
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return 0
+        switch Command.invocation(arguments, options: ["--feed", "--since", "--limit", "--store"], command: "articles", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
         }
         if let extra = parsed.positional.first {
             return Command.usageError(.init(message: "articles takes no arguments, got '\(extra)'",

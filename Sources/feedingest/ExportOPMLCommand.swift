@@ -26,15 +26,9 @@ enum ExportOPMLCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--help", "-h"], options: ["--store"]), command: "export-opml")
-        } catch {
-            return Command.usageError(error)
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return 0
+        switch Command.invocation(arguments, options: ["--store"], command: "export-opml", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
         }
         if let extra = parsed.positional.first {
             return Command.usageError(.init(message: "export-opml takes no arguments, got '\(extra)'",

@@ -37,15 +37,9 @@ enum FeedsCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--json", "--help", "-h"], options: ["--store"]), command: "feeds")
-        } catch {
-            return Command.usageError(error)
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return 0
+        switch Command.invocation(arguments, flags: ["--json"], options: ["--store"], command: "feeds", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
         }
         if let extra = parsed.positional.first {
             return Command.usageError(.init(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'"))

@@ -55,17 +55,11 @@ enum IngestCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--no-store", "--all", "--force", "--quiet", "-q", "--help", "-h"],
-                                                          options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report"]),
-                                   command: "ingest")
-        } catch {
-            return Command.usageError(error)
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return 0
+        switch Command.invocation(arguments, flags: ["--no-store", "--all", "--force", "--quiet", "-q"],
+                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report"],
+                                  command: "ingest", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
         }
         guard parsed.positional.count == 1, let listPath = parsed.positional.first else {
             return Command.usageError(.init(message: parsed.positional.isEmpty ? "ingest needs a feed list FEEDS (or - for stdin)"

@@ -31,16 +31,9 @@ enum ParseCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: ["--quiet", "-q", "--help", "-h"], options: ["--report", "--charset"]),
-                                   command: "parse")
-        } catch {
-            return Command.usageError(error)
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return 0
+        switch Command.invocation(arguments, flags: ["--quiet", "-q"], options: ["--report", "--charset"], command: "parse", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
         }
         guard !parsed.positional.isEmpty else {
             return Command.usageError(.init(message: "parse needs at least one FILE (or - for stdin)", hint: "see 'feedingest parse --help'"))

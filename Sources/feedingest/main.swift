@@ -27,6 +27,31 @@ enum Command {
           feedingest export-opml > subscriptions.opml
         """
 
+    /// What a subcommand's arguments came to: arguments to run with, or the exit status when there is nothing
+    /// more to do (its help was printed, or a usage error).
+    enum Invocation {
+        case run(Arguments)
+        case exit(Int32)
+    }
+
+    /// Parses a subcommand's arguments, `--help` and `-h` included: prints the help, or the usage error, when that
+    /// is all there is to do.
+    static func invocation(_ arguments: [String], flags: Set<String> = [], options: Set<String> = [], command: String,
+                           help: String) -> Invocation {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, spec: .init(flags: flags.union(["--help", "-h"]), options: options), command: command)
+        } catch {
+            return .exit(usageError(error))
+        }
+        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
+            StandardStreams.output.write(help + "\n")
+            StandardStreams.output.flush()
+            return .exit(0)
+        }
+        return .run(parsed)
+    }
+
     static func usageError(_ error: Arguments.UsageError) -> Int32 {
         var line = "feedingest: \(error.message)"
         if let hint = error.hint { line += " (\(hint))" }
