@@ -34,14 +34,7 @@ enum ExportOPMLCommand {
             return Command.usageError(.init(message: "export-opml takes no arguments, got '\(extra)'",
                                             hint: "redirect stdout to write a file: 'feedingest export-opml > feeds.opml'"))
         }
-        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
-        let feeds: [FeedStatus]
-        do {
-            feeds = try context.feedStatuses()
-        } catch {
-            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
-            return 2
-        }
+        guard let feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
         StandardStreams.output.write(document(feeds, date: Date()))
         StandardStreams.output.flush()
         return 0

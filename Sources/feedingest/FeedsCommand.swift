@@ -44,14 +44,7 @@ enum FeedsCommand {
         if let extra = parsed.positional.first {
             return Command.usageError(.init(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'"))
         }
-        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
-        let feeds: [FeedStatus]
-        do {
-            feeds = try context.feedStatuses()
-        } catch {
-            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
-            return 2
-        }
+        guard let feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
         if parsed.flags.contains("--json") {
             var json = JSONWriter()
             for feed in feeds {

@@ -48,6 +48,17 @@ extension StoreLocation {
         }
     }
 
+    /// Every feed of the store of `option`, read-only, or `nil` after one line on stderr (the command exits 2).
+    static func feedsForReading(option: String?) -> [FeedStatus]? {
+        guard let context = openForReading(option: option) else { return nil }
+        do {
+            return try context.feedStatuses()
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return nil
+        }
+    }
+
     /// How the commands name a feed: its URL as listed, or the path of a local feed (as ingest prints it in the
     /// articles' `feed` field and in its messages).
     static func displayName(ofFeed url: String) -> String {
