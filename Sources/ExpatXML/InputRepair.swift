@@ -42,6 +42,39 @@ public struct XMLRepairs: Sendable, Hashable {
 /// Its state is `@exclusivity(unchecked)` (confined to one parser's thread, never accessed re-entrantly): the
 /// dynamic checks on class properties were ~1.5% of full article extraction.
 final class InputRepairFilter {
+    /// Which bytes need no look in which mode: one bit per mode, in a table of 512 entries, the first 256 for
+    /// when high bytes are checked as UTF-8, the next 256 for when they pass (other encodings). Tab, line feed,
+    /// carriage return and printable ASCII pass, except the bytes that can end the mode or need a repair.
+    private enum PlainBytes {
+        static let text: UInt8 = 1, tag: UInt8 = 2, cdata: UInt8 = 4, doubleQuoted: UInt8 = 8, singleQuoted: UInt8 = 16
+
+        /// Whether the four bytes at `bytes` all pass in the mode of `bit`.
+        @inline(__always) static func all(_ plain: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, _ bit: UInt8) -> Bool {
+            plain[Int(bytes[0])] & plain[Int(bytes[1])] & plain[Int(bytes[2])] & plain[Int(bytes[3])] & bit != 0
+        }
+
+        /// Written once, when first used, and only read after: safe to share.
+        nonisolated(unsafe) static let table: UnsafePointer<UInt8> = {
+            let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
+            for highBytesPass in [false, true] {
+                for byte in 0..<256 {
+                    let passes = byte == 0x09 || byte == 0x0A || byte == 0x0D || (0x20..<0x80).contains(byte)
+                        || (highBytesPass && byte >= 0x80)
+                    var bits: UInt8 = 0
+                    if passes {
+                        if byte != 0x26 && byte != 0x3C { bits |= text }  // & <
+                        if byte != 0x22 && byte != 0x27 && byte != 0x3E { bits |= tag }  // " ' >
+                        if byte != 0x5D { bits |= cdata }  // ]
+                        if byte != 0x22 && byte != 0x26 { bits |= doubleQuoted }
+                        if byte != 0x27 && byte != 0x26 { bits |= singleQuoted }
+                    }
+                    table[(highBytesPass ? 256 : 0) + byte] = bits
+                }
+            }
+            return UnsafePointer(table)
+        }()
+    }
+
     private enum Mode: Equatable {
         case text, tag, cdata, comment, processingInstruction, doctype
         case attribute(quote: UInt8)
@@ -148,16 +181,17 @@ final class InputRepairFilter {
         }
 
         let skipsHighBytes = !validatesUTF8
+        let plain = PlainBytes.table + (skipsHighBytes ? 256 : 0)
         scanning: while index < count {
-            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below.
-            // Printable ASCII (and, when not validating UTF-8, every high byte) passes unless it can end the mode.
-            // One subtract-and-compare: 0x20...0x7F, or 0x20...0xFF when high bytes need no UTF-8 check.
+            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below: one
+            // table look-up a byte (see PlainBytes).
             let plainLimit: UInt8 = skipsHighBytes ? 0xE0 : 0x60
             switch mode {
             case .text:
                 while index < count {
+                    if index + 4 <= count, PlainBytes.all(plain, base + index, PlainBytes.text) { index += 4; continue }
                     let byte = base[index]
-                    if byte &- 0x20 < plainLimit && byte != 0x26 && byte != 0x3C { index += 1; continue }
+                    if plain[Int(byte)] & PlainBytes.text != 0 { index += 1; continue }
                     // The references XML predefines, the commonest stop in escaped HTML: step over them here.
                     if byte == 0x26 && index + 5 < count {
                         let next = base[index + 1], second = base[index + 2], third = base[index + 3]
@@ -175,11 +209,13 @@ final class InputRepairFilter {
                     break
                 }
             case .tag:
-                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x22, byte != 0x27, byte != 0x3E { index += 1 }
+                while index < count, plain[Int(base[index])] & PlainBytes.tag != 0 { index += 1 }
             case .attribute(let quote):
-                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != quote, byte != 0x26 { index += 1 }
+                let mask = quote == 0x22 ? PlainBytes.doubleQuoted : PlainBytes.singleQuoted
+                while index < count, plain[Int(base[index])] & mask != 0 { index += 1 }
             case .cdata:
-                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x5D { index += 1 }
+                while index + 4 <= count, PlainBytes.all(plain, base + index, PlainBytes.cdata) { index += 4 }
+                while index < count, plain[Int(base[index])] & PlainBytes.cdata != 0 { index += 1 }
             case .comment:
                 while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x2D { index += 1 }
             case .processingInstruction:
