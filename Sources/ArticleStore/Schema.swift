@@ -11,7 +11,13 @@ struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1])
+    static let current = Schema(migrations: [version1, version2])
+
+    /// Version 2: each feed's tags, as the feed list gives them (`tagSeparator` between them; `NULL` for none).
+    static let version2 = "ALTER TABLE feeds ADD COLUMN tags TEXT"
+
+    /// Between two stored tags: the ASCII unit separator, which no tag contains.
+    static let tagSeparator: Character = "\u{1F}"
 
     /// `application_id` of every feedingest store: `FdIn` in ASCII. It tells a feedingest store from any other
     /// SQLite database (https://sqlite.org/fileformat.html#application_id).
@@ -98,10 +104,12 @@ enum SQL {
 
     static let insertFeed = key(3, "INSERT INTO feeds (url, created_at) VALUES (?1, ?2) ON CONFLICT (url) DO NOTHING")
     static let feedIDByURL = key(4, "SELECT id FROM feeds WHERE url = ?1")
+    static let setTags = key(41, "UPDATE feeds SET tags = ?2 WHERE id = ?1")
 
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
-        outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count
+        outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
+        tags
         """
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")

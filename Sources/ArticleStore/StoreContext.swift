@@ -105,6 +105,22 @@ public final class StoreContext {
         }
     }
 
+    /// Records feeds' tags, in one transaction. Empty tags leave a feed's stored tags as they are: a list that
+    /// names a feed without tags (a one-off `echo URL | feedingest -`) does not take its folders away.
+    public func setTags(_ tags: [(feed: FeedID, tags: [String])]) throws(StoreError) {
+        let changes = tags.filter { !$0.tags.isEmpty }
+        guard !changes.isEmpty else { return }
+        try transaction { () throws(StoreError) in
+            let update = try connection.statement(SQL.setTags)
+            for (feed, tags) in changes {
+                let clean = tags.map { String($0.filter { $0 != Schema.tagSeparator }) }.filter { !$0.isEmpty }
+                try update.bind(feed.rawValue, at: 1)
+                try update.bind(clean.isEmpty ? nil : clean.joined(separator: String(Schema.tagSeparator)), at: 2)
+                try update.run()
+            }
+        }
+    }
+
     /// The feed listed under `url`, or `nil` when the store does not have it.
     public func existingFeed(url: String) throws(StoreError) -> FeedID? {
         let select = try connection.statement(SQL.feedIDByURL)
@@ -626,7 +642,8 @@ public final class StoreContext {
             outcome: row.text(11).flatMap(FeedOutcome.init(rawValue:)), error: row.text(12),
             consecutiveFailures: Int(row.int64(13)), nextFetch: row.double(14).map(Date.init(timeIntervalSince1970:)),
             articleCount: Int(row.int64(15)), lastFetchSeen: row.optionalInt64(16).map(Int.init),
-            lastFetchNew: row.optionalInt64(17).map(Int.init), lastFetchUpdated: row.optionalInt64(18).map(Int.init))
+            lastFetchNew: row.optionalInt64(17).map(Int.init), lastFetchUpdated: row.optionalInt64(18).map(Int.init),
+            tags: row.text(19).map { $0.split(separator: Schema.tagSeparator).map(String.init) } ?? [])
     }
 
     private func record(from row: SQLiteStatement) throws(StoreError) -> ArticleRecord {

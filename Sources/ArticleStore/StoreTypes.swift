@@ -240,6 +240,8 @@ public struct FeedStatus: Sendable, Hashable {
     public var lastFetchNew: Int?
     /// Updated articles in that fetch.
     public var lastFetchUpdated: Int?
+    /// The feed's tags, as the feed list last gave them (words after the URL, or the enclosing OPML outlines).
+    public var tags: [String] = []
 }
 
 /// Which articles to read, newest first.

@@ -187,6 +187,7 @@ public final class IngestPipeline: Sendable {
         do {
             let context = try store.makeContext()
             let ids = try context.feeds(urls: entries.map(\.storeURL))
+            try context.setTags(zip(ids, entries).map { ($0, $1.tags) })
             for index in plans.indices {
                 let status = try context.feedStatus(ids[index])
                 plans[index].feed = ids[index]

@@ -10,7 +10,8 @@ enum ExportOPMLCommand {
         one <outline type="rss"> a feed, with its title as text (the URL when it has none), xmlUrl the URL as
         listed (a local feed's file:// URL) and htmlUrl its home page. Feed readers import it, and so does
         feedingest: 'feedingest ingest subscriptions.opml' fetches the same feeds into the same store rows.
-        Tags are not stored, so the outlines are flat. Works offline and never creates a store.
+        Feeds sit in folder outlines named by their tags (a feed tagged 'tech rust' in folder 'rust' inside
+        'tech'), as the feed list reads them back. Works offline and never creates a store.
 
         Options:
           --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
@@ -56,16 +57,45 @@ enum ExportOPMLCommand {
               <body>
 
             """
-        for feed in feeds {
+        write(Folder(feeds), depth: 2, into: &text)
+        text += "  </body>\n</opml>\n"
+        return text
+    }
+
+    /// Feeds nested by their tags: a feed tagged `a b` sits in folder `b` inside folder `a`, which is how the feed
+    /// list reads tags back from OPML (the titles of the enclosing outlines, outermost first).
+    struct Folder {
+        var feeds: [FeedStatus] = []
+        var folders: [String: Folder] = [:]
+
+        init(_ all: [FeedStatus]) {
+            for feed in all { add(feed, path: feed.tags[...]) }
+        }
+
+        private init() {}
+
+        private mutating func add(_ feed: FeedStatus, path: ArraySlice<String>) {
+            guard let first = path.first else { return feeds.append(feed) }
+            folders[first, default: Folder()].add(feed, path: path.dropFirst())
+        }
+    }
+
+    /// Writes a folder's feeds, then its folders in name order, indented two spaces a level.
+    static func write(_ folder: Folder, depth: Int, into text: inout String) {
+        let indent = String(repeating: "  ", count: depth)
+        for feed in folder.feeds {
             let title = feed.title.flatMap { $0.isEmpty ? nil : $0 }
-            var outline = "    <outline type=\"rss\" text=\"\(attribute(title ?? feed.url))\""
+            var outline = "\(indent)<outline type=\"rss\" text=\"\(attribute(title ?? feed.url))\""
             if let title { outline += " title=\"\(attribute(title))\"" }
             outline += " xmlUrl=\"\(attribute(feed.url))\""
             if let home = feed.homeLink, !home.isEmpty { outline += " htmlUrl=\"\(attribute(home))\"" }
             text += outline + "/>\n"
         }
-        text += "  </body>\n</opml>\n"
-        return text
+        for name in folder.folders.keys.sorted() {
+            text += "\(indent)<outline text=\"\(attribute(name))\">\n"
+            write(folder.folders[name]!, depth: depth + 1, into: &text)
+            text += "\(indent)</outline>\n"
+        }
     }
 
     /// `text` as a double-quoted XML attribute value: markup characters escaped, tabs and line breaks as character

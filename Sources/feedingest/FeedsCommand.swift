@@ -79,6 +79,7 @@ enum FeedsCommand {
         json.field("etag", feed.validators.etag)
         json.field("lastModified", feed.validators.lastModified)
         json.field("articles", feed.articleCount)
+        json.field("tags", feed.tags)
         json.endObject()
     }
 

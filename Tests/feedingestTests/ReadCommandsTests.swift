@@ -38,7 +38,7 @@ struct ReadCommandsTests {
             try Data(Self.localFeed.utf8).write(to: local)
             list = directory.appendingPathComponent("feeds.txt")
             // The local path has spaces, so it is listed as a file:// URL.
-            let lines = ["\(base)/atp.rss?from=list&x=1", "\(base)/bio.rdf", "\(base)/DaringFireball.atom",
+            let lines = ["\(base)/atp.rss?from=list&x=1 podcasts tech", "\(base)/bio.rdf science", "\(base)/DaringFireball.atom tech",
                          "http://127.0.0.1:1/feed.xml", local.absoluteString]
             try Data(lines.joined(separator: "\n").utf8).write(to: list)
             ingested = try CommandRunner.run([list.path, "--store", store.path, "--jobs", "2"])
@@ -215,6 +215,8 @@ struct ReadCommandsTests {
         #expect(bio["status"] as? String == "updated")
         #expect(bio["consecutiveFailures"] as? Int == 0 && bio["error"] == nil)
         #expect(bio["articles"] as? Int == 30)
+        #expect(bio["tags"] as? [String] == ["science"])
+        #expect(dead["tags"] == nil)
         #expect((bio["title"] as? String)?.contains("bioRxiv") == true)
         #expect((bio["lastModified"] as? String)?.hasSuffix("GMT") == true)  // Python's http.server sends Last-Modified
         #expect(Self.date(bio["lastFetch"]) != nil && Self.date(bio["lastSuccess"]) != nil)
@@ -257,7 +259,14 @@ struct ReadCommandsTests {
         #expect(list.problems.isEmpty, "\(list.problems)")
         let stored = try Self.rows("SELECT url FROM feeds ORDER BY url", in: fixture.store)
         #expect(stored.count == 5)
-        #expect(list.entries.map(\.storeURL) == stored)
+        #expect(list.entries.map(\.storeURL).sorted() == stored)
+        // Tags come back as folders: the same tags, outermost first.
+        let tags = Dictionary(uniqueKeysWithValues: list.entries.map { ($0.storeURL, $0.tags) })
+        #expect(tags["\(fixture.base)/atp.rss?from=list&x=1"] == ["podcasts", "tech"])
+        #expect(tags["\(fixture.base)/bio.rdf"] == ["science"])
+        #expect(tags["\(fixture.base)/DaringFireball.atom"] == ["tech"])
+        #expect(tags["http://127.0.0.1:1/feed.xml"] == [])
+        #expect(result.stdout.contains("  <outline text=\"podcasts\">\n      <outline text=\"tech\">\n"), "\(result.stdout)")
 
         // An independent XML parser sees the attributes exactly (escaping), and every outline has text (OPML 2.0).
         let python = Process()
@@ -266,7 +275,9 @@ struct ReadCommandsTests {
             import sys, xml.etree.ElementTree as ET
             root = ET.parse(sys.argv[1]).getroot()
             assert root.tag == "opml" and root.get("version") == "2.0"
-            for o in root.find("body").iter("outline"): print(o.get("text") + "\\t" + o.get("xmlUrl"))
+            for o in root.find("body").iter("outline"):
+                assert o.get("text")
+                if o.get("xmlUrl"): print(o.get("text") + "\\t" + o.get("xmlUrl"))
             """, opml.path]
         let output = Pipe()
         python.standardOutput = output
@@ -282,6 +293,9 @@ struct ReadCommandsTests {
         let reingest = try CommandRunner.run(["ingest", opml.path, "--store", fresh.path, "-q"])
         #expect(reingest.status == 1)  // the dead feed fails again
         #expect(try Self.rows("SELECT url FROM feeds ORDER BY url", in: fresh) == stored)
+        #expect(try Self.rows("SELECT url, replace(tags, char(31), ' ') FROM feeds WHERE tags IS NOT NULL ORDER BY url", in: fresh)
+                == (try Self.rows("SELECT url, replace(tags, char(31), ' ') FROM feeds WHERE tags IS NOT NULL ORDER BY url", in: fixture.store)))
+        #expect(try Self.rows("SELECT count(*) FROM feeds WHERE tags IS NOT NULL", in: fresh) == ["3"])
         #expect(try Self.rows("SELECT count(*) FROM articles", in: fresh) == (try Self.rows("SELECT count(*) FROM articles", in: fixture.store)))
     }
 
