@@ -24,7 +24,8 @@ enum IngestCommand {
                          $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
           --no-store     fetch and parse only: print every article, without "status"
           --all          print every parsed article, unchanged ones too (those without "status")
-          --jobs N       feeds fetched, parsed and stored at once (default 8)
+          --jobs N       feeds parsed and stored at once (default 8); up to 64 more download meanwhile,
+                         at most 6 from one host
           --timeout SEC  give up on a feed's transfer after SEC seconds (default 60)
           --max-bytes N  refuse a feed whose body is larger than N bytes (default 64 MiB)
           --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
@@ -38,14 +39,15 @@ enum IngestCommand {
         line (feeds done, articles new and updated, bytes, rate, failures) and a summary listing each failed feed
         and why; when stderr is not a terminal, one line per failed feed as it fails and the summary.
 
-        A server answering 429 Too Many Requests is not a failure: the feed is deferred until its Retry-After.
+        Politeness: a feed whose next allowed fetch is still ahead (a stored Retry-After, or backoff after failures)
+        is deferred, not fetched. A 429 Too Many Requests is not a failure: the feed waits for its Retry-After. When
+        no remote feed's host resolves or has a route, the network is taken to be down: those feeds are offline,
+        not failed.
 
-        A feed whose next allowed fetch is still ahead is deferred (counted in the summary), not fetched. When no
-        remote feed's host resolves or has a route, the network is taken to be down: those feeds are offline, not failed.
-
-        Exit status: 0 when every feed was fetched, not modified, deferred or offline, 1 when a feed failed or a list line was bad
-        (every other feed is still ingested), 2 for usage errors, an unreadable list or an unusable store, 130/143
-        after SIGINT/SIGTERM (what was complete is committed; the next run fetches the rest; a second signal quits).
+        Exit status: 0 when every feed was fetched, not modified, deferred, rate limited or offline; 1 when a feed
+        failed or a list line was bad (every other feed is still ingested); 2 for usage errors, an unreadable list
+        or an unusable store; 130/143 after SIGINT/SIGTERM (what was complete is committed, the next run fetches
+        the rest; a second signal quits at once).
 
         Examples:
           feedingest feeds.txt | jq -r .title
