@@ -22,6 +22,7 @@ public enum FeedDate {
         guard end - start >= 4 else { return nil }
         let trimmed = UnsafeBufferPointer(rebasing: bytes[start..<end])
         if let date = iso8601(trimmed) { return date }
+        if let date = rfc822(trimmed) { return date }
         return loose(trimmed)
     }
 
@@ -137,6 +138,58 @@ public enum FeedDate {
     }
 
     // MARK: RFC 822 and everything else
+
+    /// The form nearly every RSS date has, exactly: `[Ddd, ]D[D] Mmm YYYY HH:MM[:SS] ZONE` with one space between
+    /// parts and ZONE `+hhmm`, `-hhmm`, `GMT`, `UT`, `UTC` or `Z`; `nil` for anything else, which ``loose(_:)``
+    /// then reads (to the same instant, when both do). Allocates nothing: ``loose(_:)`` costs ~10× as much.
+    static func rfc822(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        let n = b.count
+        var i = 0
+        func number(_ maximumDigits: Int, exactly: Bool) -> Int? {
+            var value = 0, count = 0
+            while i < n, count < maximumDigits, isDigit(b[i]) { value = value * 10 + Int(b[i] - 0x30); i += 1; count += 1 }
+            return count == 0 || (exactly && count != maximumDigits) ? nil : value
+        }
+        func skip(_ byte: UInt8) -> Bool {
+            guard i < n, b[i] == byte else { return false }
+            i += 1
+            return true
+        }
+        if n > 5, isLetter(b[0]), b[3] == 0x2C {  // "Ddd,"
+            guard isWeekday(UnsafeBufferPointer(rebasing: b[0..<3])) else { return nil }
+            i = 4
+            guard skip(0x20) else { return nil }
+        }
+        guard let day = number(2, exactly: false), skip(0x20), i + 3 < n,
+              let month = monthNumber(UnsafeBufferPointer(rebasing: b[i..<(i + 3)])) else { return nil }
+        i += 3
+        guard skip(0x20), let year = number(4, exactly: true), skip(0x20),
+              let hour = number(2, exactly: true), skip(0x3A), let minute = number(2, exactly: true) else { return nil }
+        var second = 0
+        if skip(0x3A) {
+            guard let value = number(2, exactly: true) else { return nil }
+            second = value
+        }
+        guard skip(0x20) else { return nil }
+        let zone = UnsafeBufferPointer(rebasing: b[i..<n])
+        let offset: Int
+        if zone.count == 5, zone[0] == 0x2B || zone[0] == 0x2D {
+            i += 1
+            guard let value = number(4, exactly: true) else { return nil }
+            let hours = value / 100, minutes = value % 100
+            guard hours <= 14, minutes < 60 else { return nil }
+            offset = (zone[0] == 0x2D ? -1 : 1) * (hours * 3600 + minutes * 60)
+        } else if matchesExactly(zone, "GMT") || matchesExactly(zone, "UT") || matchesExactly(zone, "UTC") || matchesExactly(zone, "Z") {
+            offset = 0
+        } else {
+            return nil
+        }
+        return make(year, month, day, hour, minute, second, 0, offset)
+    }
+
+    private static func matchesExactly(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
+    }
 
     /// Reads tokens in any order: weekday and month names, numbers, `hh:mm[:ss]`, zones, AM/PM.
     static func loose(_ b: UnsafeBufferPointer<UInt8>) -> Date? {

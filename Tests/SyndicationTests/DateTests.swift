@@ -84,4 +84,25 @@ struct DateTests {
             #expect(FeedDate.rfc3339(date) == text)
         }
     }
+
+    @Test func readsRFC822AsFoundationWritesItInEveryZoneAndLayout() {
+        // The RFC 822 fast path and the loose reader must agree with an independent writer: Foundation's
+        // DateFormatter, in numeric zones and GMT, with and without weekday and seconds, one- and two-digit days.
+        var generator = SystemRandomNumberGenerator()
+        let layouts = ["EEE, dd MMM yyyy HH:mm:ss Z", "EEE, d MMM yyyy HH:mm:ss Z", "dd MMM yyyy HH:mm:ss Z",
+                       "EEE, dd MMM yyyy HH:mm Z", "EEE, dd MMM yyyy HH:mm:ss 'GMT'", "d MMM yyyy HH:mm 'UT'"]
+        for _ in 0..<600 {
+            let seconds = Int64.random(in: -2_000_000_000...4_000_000_000, using: &generator)
+            let zoneMinutes = [0, 60, -300, 330, 545, -570, 840, -720].randomElement(using: &generator)!
+            let layout = layouts.randomElement(using: &generator)!
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.dateFormat = layout
+            formatter.timeZone = layout.contains("'") ? TimeZone(secondsFromGMT: 0) : TimeZone(secondsFromGMT: zoneMinutes * 60)
+            var date = Date(timeIntervalSince1970: Double(seconds))
+            if !layout.contains("ss") { date = Date(timeIntervalSince1970: Double(seconds - ((seconds % 60) + 60) % 60)) }
+            let text = formatter.string(from: date)
+            #expect(FeedDate.parse(text) == date, "\(text)")
+        }
+    }
 }
