@@ -244,7 +244,7 @@ public final class StoreContext {
                 try update.bind(feed.rawValue, at: 1)
                 try update.bind(failure.date.timeIntervalSince1970, at: 2)
                 try update.bind(failure.error, at: 3)
-                let next = failure.retryAfter ?? failure.date.addingTimeInterval(backoff(afterFailures: 1))
+                let next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: 1)))
                 try update.bind(next.timeIntervalSince1970, at: 4)
                 try update.run()
                 sessions[feed] = copy
@@ -258,7 +258,7 @@ public final class StoreContext {
                 guard try select.step() else { throw unknownFeed(feed) }
                 failures = Int(select.int64(0)) + 1
             }
-            let next = failure.retryAfter ?? failure.date.addingTimeInterval(backoff(afterFailures: failures))
+            let next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: failures)))
             let update = try connection.statement(SQL.finishFailed)
             try update.bind(feed.rawValue, at: 1)
             try update.bind(failure.date.timeIntervalSince1970, at: 2)
@@ -284,6 +284,12 @@ public final class StoreContext {
 
     /// The delay before the next fetch after `failures` consecutive failures: the base backoff doubled per
     /// further failure, capped.
+    /// `wait` spread by ``StoreConfiguration/failureBackoffJitter`` at random.
+    func jittered(_ wait: TimeInterval) -> TimeInterval {
+        let jitter = min(max(configuration.failureBackoffJitter, 0), 1)
+        return jitter == 0 ? wait : wait * (1 + Double.random(in: -jitter...jitter))
+    }
+
     func backoff(afterFailures failures: Int) -> TimeInterval {
         let base = Double(configuration.failureBackoff.components.seconds)
         let cap = Double(configuration.maximumFailureBackoff.components.seconds)

@@ -68,6 +68,9 @@ public struct StoreConfiguration: Sendable, Hashable {
     public var failureBackoff: Duration = .seconds(300)
     /// The longest wait ``failureBackoff`` grows to. Default 1 day.
     public var maximumFailureBackoff: Duration = .seconds(86_400)
+    /// How far each backoff wait is spread at random, as a fraction: 0.1 (the default) waits 90–110% of it, so feeds
+    /// that failed together (one host down, the network gone) do not all come back in the same second. 0 for none.
+    public var failureBackoffJitter: Double = 0.1
 
     /// The defaults.
     public init() {}

@@ -199,8 +199,14 @@ struct StoreTests {
         #expect(status.url == "https://example.com/feed.xml", "the listed URL stays")
     }
 
+    static let withoutJitter: StoreConfiguration = {
+        var configuration = StoreConfiguration()
+        configuration.failureBackoffJitter = 0
+        return configuration
+    }()
+
     @Test func failuresKeepValidatorsAndArticlesAndBackOff() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(configuration: Self.withoutJitter)
         let context = fixture.context
         let success = Date(timeIntervalSince1970: 1_800_000_000)
         _ = try context.ingest([makeArticle("f0")], into: fixture.feed,
@@ -232,8 +238,22 @@ struct StoreTests {
         #expect(status.outcome == .notModified && status.consecutiveFailures == 0 && status.error == nil && status.nextFetch == nil)
     }
 
-    @Test func aRateLimitIsRecordedWithoutCountingAsAFailure() throws {
+    @Test func backoffWaitsAreSpreadSoFeedsThatFailedTogetherComeBackApart() throws {
         let fixture = try Fixture()
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        var waits: [TimeInterval] = []
+        for index in 0..<40 {
+            let feed = try fixture.context.feed(url: "https://example.com/\(index).xml")
+            try fixture.context.beginFeed(feed)
+            _ = try fixture.context.failFeed(feed, FeedFailure(error: "down", date: at))
+            waits.append(try #require(try fixture.context.feedStatus(feed).nextFetch).timeIntervalSince(at))
+        }
+        #expect(waits.allSatisfy { (270...330).contains($0) }, "300 s ± 10%: \(waits)")
+        #expect(Set(waits).count > 30, "spread, not all at once")
+    }
+
+    @Test func aRateLimitIsRecordedWithoutCountingAsAFailure() throws {
+        let fixture = try Fixture(configuration: Self.withoutJitter)
         let context = fixture.context
         let success = Date(timeIntervalSince1970: 1_800_000_000)
         _ = try context.ingest([makeArticle("r0")], into: fixture.feed, success: FeedSuccess(validators: FeedValidators(etag: "\"e\""), date: success))
