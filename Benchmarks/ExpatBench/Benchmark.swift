@@ -116,7 +116,7 @@ struct Benchmark {
                 }
                 section(.e2e) {
                     let executable = try Self.feedingestExecutable().get()
-                    let rounds = options.quick ? 1 : 3
+                    let rounds = options.quick ? 1 : max(5, min(options.rounds, 7))
                     endToEnd.append(try runCommand(
                         name: "e2e-seed-set", description: "seed set, \(seed.count) feeds over HTTP (nginx, gzip)", executable: executable,
                         feedURLs: seed.map { server.url("gz", $0.path) }, bytes: seed.reduce(0) { $0 + $1.manifest.bytes },
@@ -138,11 +138,11 @@ struct Benchmark {
             }
             let description = "\(Report.grouped(server.urls.count)) feeds on 20 ports of 127.0.0.1, every response 100 ms late"
             latency.append(try runCommand(name: "latency-1000", description: description + ", default --jobs", executable: executable,
-                                          feedURLs: server.urls, bytes: nil, rounds: options.quick ? 1 : 3, timeout: 120,
+                                          feedURLs: server.urls, bytes: nil, rounds: options.quick ? 1 : 5, timeout: 120,
                                           between: { _ = stats() }, after: stats))
             if !options.quick {
                 latency.append(try runCommand(name: "latency-1000-jobs-1", description: description + ", --jobs 1", executable: executable,
-                                              feedURLs: server.urls, bytes: nil, extraArguments: ["--jobs", "1"], rounds: 1,
+                                              feedURLs: server.urls, bytes: nil, extraArguments: ["--jobs", "1"], rounds: 5,
                                               timeout: 240, between: { _ = stats() }, after: stats))
             }
         }

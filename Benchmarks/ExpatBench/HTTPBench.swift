@@ -360,11 +360,11 @@ struct HTTPRunResult: Codable {
 extension Benchmark {
     /// Full-speed and rate-limited fetches of the same feeds by every HTTP variant, paired rounds.
     func runHTTP(server: LoopbackNginx, fast: Fixture, slow: Fixture) -> [HTTPRunResult] {
-        let fastRounds = min(options.rounds, 5)
-        let slowRounds = options.quick ? 1 : min(options.rounds, 3)
+        let fastRounds = options.quick ? min(options.rounds, 5) : max(5, min(options.rounds, 7))
+        let slowRounds = options.quick ? 1 : 5
         return [
             timeHTTP(server: server, fixture: fast, slow: false, rounds: fastRounds, warmup: 1),
-            timeHTTP(server: server, fixture: slow, slow: true, rounds: slowRounds, warmup: 0),
+            timeHTTP(server: server, fixture: slow, slow: true, rounds: slowRounds, warmup: options.quick ? 0 : 1),
         ]
     }
 
