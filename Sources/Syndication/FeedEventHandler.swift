@@ -28,6 +28,10 @@ struct Capture {
     let field: Field
     let depth: Int
     var bytes: [UInt8] = []
+    /// The field's text while it is one plain text node, the commonest case, decoded once at once instead of
+    /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
+    /// empty; moved into `bytes` as soon as more comes.
+    private var onlyText: String?
     /// Child elements appeared: `bytes` holds escaped markup, not plain text.
     var hasMarkup = false
     var kind: TextContent.Kind
@@ -46,10 +50,27 @@ struct Capture {
     }
 
     mutating func appendText(_ text: XMLBytes) {
-        if hasMarkup { Self.appendEscaped(text.buffer, to: &bytes, attribute: false) } else { bytes.append(contentsOf: text.buffer) }
+        if hasMarkup {
+            Self.appendEscaped(text.buffer, to: &bytes, attribute: false)
+        } else if bytes.isEmpty && onlyText == nil {
+            onlyText = text.string
+        } else {
+            moveOnlyTextToBytes()
+            bytes.append(contentsOf: text.buffer)
+        }
+    }
+
+    /// Bytes captured so far, for the size limit.
+    var count: Int { bytes.count + (onlyText?.utf8.count ?? 0) }
+
+    private mutating func moveOnlyTextToBytes() {
+        guard let text = onlyText else { return }
+        onlyText = nil
+        bytes.append(contentsOf: text.utf8)
     }
 
     mutating func startChild(_ name: XMLName, attributes: XMLAttributes) {
+        moveOnlyTextToBytes()
         if !hasMarkup {
             // Text so far was plain; from here on the field is markup, so escape what came before.
             let plain = bytes
@@ -104,7 +125,7 @@ struct Capture {
 
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
     func value() -> String {
-        var text = bytes.withUnsafeBufferPointer { buffer -> String in
+        var text = onlyText?.trimmingXMLWhitespace() ?? bytes.withUnsafeBufferPointer { buffer -> String in
             // Trim the bytes, then decode once.
             var start = 0, end = buffer.count
             func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
@@ -326,7 +347,7 @@ final class FeedEventHandler: XMLEventHandler {
     /// One field's text and re-serialised markup stay under the text node limit, so memory stays bounded
     /// even when a field is made of many small nodes.
     @inline(__always) private func checkCaptureSize() {
-        guard let count = capture?.bytes.count, count > maximumFieldBytes, failure == nil else { return }
+        guard let count = capture?.count, count > maximumFieldBytes, failure == nil else { return }
         failure = FeedError(kind: .xml(.textNodeTooLarge),
                             message: "a field longer than the limit of \(maximumFieldBytes) bytes",
                             line: xml.lineNumber, column: xml.columnNumber, byteOffset: xml.byteOffset, source: source)
