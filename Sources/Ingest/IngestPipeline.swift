@@ -105,7 +105,8 @@ public final class IngestPipeline: Sendable {
             group.enter()
             let thread = Thread { [self] in
                 defer { group.leave() }
-                let worker = Worker(pipeline: self, emit: emit)
+                let worker = Worker(pipeline: self, number: number, emit: emit)
+                defer { worker.stop() }
                 while !isCancelled, let (index, transfer) = state.claim() {
                     if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
                     let result = worker.ingest(plans[index], transfer: transfer)
@@ -342,25 +343,30 @@ private final class RunState: Sendable {
     }
 }
 
-/// One worker thread's state: its store context. Confined to its thread.
+/// One worker thread's state: its store thread (which owns the worker's store context). Confined to its thread.
 private final class Worker {
     let pipeline: IngestPipeline
     let emit: @Sendable (IngestEvent) -> Void
-    /// The worker's own store connection; `nil` without a store.
-    let context: StoreContext?
+    /// The worker's own store thread, with its store connection; `nil` without a store.
+    let storeThread: StoreThread?
     /// Why the context could not be made; every feed of this worker then fails with it.
     let contextError: StoreError?
 
-    init(pipeline: IngestPipeline, emit: @escaping @Sendable (IngestEvent) -> Void) {
+    init(pipeline: IngestPipeline, number: Int, emit: @escaping @Sendable (IngestEvent) -> Void) {
         self.pipeline = pipeline
         self.emit = emit
-        var context: StoreContext?
+        var storeThread: StoreThread?
         var contextError: StoreError?
         if let store = pipeline.store {
-            do { context = try store.makeContext() } catch { contextError = error }
+            do { storeThread = try StoreThread.start(store: store, name: "feedingest.store.\(number)", emit: emit) } catch { contextError = error }
         }
-        self.context = context
+        self.storeThread = storeThread
         self.contextError = contextError
+    }
+
+    /// Ends the store thread, once the worker is done.
+    func stop() {
+        storeThread?.stop()
     }
 
     func ingest(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
@@ -374,11 +380,11 @@ private final class Worker {
     private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
         let entry = plan.entry
         var failure = plan.failure ?? contextError.map { "store: \($0)" }
-        var feed: FeedID?
-        if failure == nil, plan.deferredUntil == nil, let context, let id = plan.feed {
+        var session: StoreSession?
+        if failure == nil, plan.deferredUntil == nil, let storeThread, let id = plan.feed {
             do {
-                try context.beginFeed(id)
-                feed = id
+                _ = try storeThread.perform { context throws(StoreError) in try context.beginFeed(id) }
+                session = StoreSession(entry: entry, feed: id)
             } catch {
                 failure = "store: \(error)"
             }
@@ -389,19 +395,20 @@ private final class Worker {
             if let failure { return .failed(reason: failure, counts: FeedCounts()) }
             if let until = plan.deferredUntil { return .deferred(until: until) }
         }
-        let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, context: context, feed: feed,
-                                      emit: emit)
+        let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, storeThread: storeThread,
+                                      session: session, emit: emit)
         guard let transfer else {
-            if let feed { context?.discardFeed(feed) }
+            discard(session)
             return .cancelled
         }
         let fetched = transfer.deliver(to: consumer)
+        consumer.flush()  // the articles parsed before an error, for failFeed to commit
         if pipeline.isCancelled, case .failed(let error) = fetched.outcome, error.kind == .cancelled {
-            if let feed { context?.discardFeed(feed) }  // as if never started: the next run fetches it again
+            discard(session)  // as if never started: the next run fetches it again
             return .cancelled
         }
 
-        guard let context, let feed else {
+        guard let storeThread, let session else {
             // No store: articles were reported as parsed.
             let counts = FeedCounts(seen: consumer.parsed, bytes: fetched.bodyBytes)
             switch fetched.outcome {
@@ -421,20 +428,23 @@ private final class Worker {
                                                bodyHash: fetched.bodySHA256?.hex),
                     currentURL: fetched.isPermanentlyRedirected ? fetched.finalURL?.absoluteString : nil,
                     metadata: consumer.parser?.summary.metadata)
-                let summary = try context.finishFeed(feed, success)
+                let summary = try storeThread.perform { context throws(StoreError) in
+                    if let error = session.error { throw error }  // a batch was not stored: the feed is incomplete
+                    return try context.finishFeed(session.feed, success)
+                }
                 report(summary.committed, entry)
                 return .ok(Self.counts(summary, bytes: fetched.bodyBytes))
             case .notModified:
                 let response = fetched.response
                 let success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
                                           notModified: true)
-                _ = try context.finishFeed(feed, success)
+                _ = try storeThread.perform { context throws(StoreError) in try context.finishFeed(session.feed, success) }
                 return .notModified
             case .failed(let error):
                 let reason = consumer.failureReason ?? Self.reason(error)
                 if Self.isNoRoute(error), consumer.parsed == 0 {
                     // Provisional: whether the network is down is known only when every feed is done.
-                    context.discardFeed(feed)
+                    discard(session)
                     return .offline(reason: reason)
                 }
                 var retryAfter: Date?
@@ -444,24 +454,36 @@ private final class Worker {
                 }
                 if case .rateLimited = error.kind {
                     // The server asks us to come back later: the feed is not broken, so no failure is counted.
-                    let summary = try context.failFeed(feed, FeedFailure(error: reason, retryAfter: retryAfter, counts: false))
+                    let failure = FeedFailure(error: reason, retryAfter: retryAfter, counts: false)
+                    let (summary, status) = try storeThread.perform { context throws(StoreError) in
+                        (try context.failFeed(session.feed, failure), try context.feedStatus(session.feed))
+                    }
                     report(summary.committed, entry)
-                    return .rateLimited(until: try context.feedStatus(feed).nextFetch)
+                    return .rateLimited(until: status.nextFetch)
                 }
-                let summary = try context.failFeed(feed, FeedFailure(error: reason, retryAfter: retryAfter))
+                let failure = FeedFailure(error: reason, retryAfter: retryAfter)
+                let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, failure) }
                 report(summary.committed, entry)
                 return .failed(reason: reason, counts: Self.counts(summary, bytes: fetched.bodyBytes))
             }
         } catch {
             // The final transaction failed: record the failure if the store lets us, else forget the session.
             let reason = "store: \(error)"
-            if let summary = try? context.failFeed(feed, FeedFailure(error: reason)) {
+            let failure = FeedFailure(error: reason)
+            if let summary = try? storeThread.perform({ context throws(StoreError) in try context.failFeed(session.feed, failure) }) {
                 report(summary.committed, entry)
                 return .failed(reason: reason, counts: Self.counts(summary))
             }
-            context.discardFeed(feed)
+            discard(session)
             return .failed(reason: reason, counts: FeedCounts())
         }
+    }
+
+    /// Forgets a started feed and its uncommitted articles (those still queued for the store thread are skipped).
+    private func discard(_ session: StoreSession?) {
+        guard let session, let storeThread else { return }
+        session.drop()
+        _ = try? storeThread.perform { context throws(StoreError) in context.discardFeed(session.feed) }
     }
 
     private func report(_ committed: [StoredArticle], _ entry: FeedEntry) {
@@ -489,29 +511,35 @@ private final class Worker {
 }
 
 /// Feeds one fetch's body into a FeedParser (made when the response arrives, with its charset and final URL) and
-/// the parsed articles into the worker's store context. Confined to the worker thread.
+/// hands the parsed articles, in batches, to the worker's store thread. Confined to the worker thread.
 private final class IngestConsumer: FetchConsumer {
+    /// Articles per batch handed to the store thread (a batch also ends with each body chunk).
+    static let batchSize = 64
+
     let entry: FeedEntry
     let configuration: FeedParserConfiguration
-    let context: StoreContext?
-    let feed: FeedID?
+    let storeThread: StoreThread?
+    /// The feed's store session; `nil` without a store.
+    let session: StoreSession?
     let emit: @Sendable (IngestEvent) -> Void
     private(set) var parser: FeedParser?
     /// Articles parsed so far.
     private(set) var parsed = 0
-    /// The first store error; the transfer stops with it.
+    /// Articles parsed and not yet handed to the store thread.
+    private var batch: [Article] = []
+    /// The first store error seen; the transfer stops with it.
     private var storeError: StoreError?
     /// The parse error, when the parser stopped.
     private var parseError: FeedError?
     /// Whether ``IngestEvent/firstElement(_:_:)`` went out.
     private var reportedFirstElement = false
 
-    init(entry: FeedEntry, configuration: FeedParserConfiguration, context: StoreContext?, feed: FeedID?,
+    init(entry: FeedEntry, configuration: FeedParserConfiguration, storeThread: StoreThread?, session: StoreSession?,
          emit: @escaping @Sendable (IngestEvent) -> Void) {
         self.entry = entry
         self.configuration = configuration
-        self.context = context
-        self.feed = feed
+        self.storeThread = storeThread
+        self.session = session
         self.emit = emit
     }
 
@@ -541,13 +569,8 @@ private final class IngestConsumer: FetchConsumer {
             throw error
         }
         noteFirstElement()
-        if let storeError { throw storeError }
-        if let context {
-            do { report(try context.commitIfDue()) } catch {
-                storeError = error
-                throw error
-            }
-        }
+        flush()
+        try checkStore()
     }
 
     func fetchDidFinish() throws {
@@ -558,6 +581,24 @@ private final class IngestConsumer: FetchConsumer {
             throw error
         }
         noteFirstElement()
+        flush()
+        if let storeThread, session != nil {
+            // Wait for the store thread to store every batch, so a store error fails the transfer as it did mid-body.
+            try storeThread.perform { _ throws(StoreError) in }
+        }
+        try checkStore()
+    }
+
+    /// Hands the articles parsed since the last batch to the store thread (blocking while its queue is full).
+    func flush() {
+        guard !batch.isEmpty, let storeThread, let session else { return }
+        if storeError == nil && session.error == nil { storeThread.store(batch, in: session) }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// Throws the first error the store thread met storing this feed's batches, stopping the transfer.
+    private func checkStore() throws {
+        if storeError == nil { storeError = session?.error }
         if let storeError { throw storeError }
     }
 
@@ -571,17 +612,12 @@ private final class IngestConsumer: FetchConsumer {
     private func accept(_ article: Article) {
         noteFirstElement()
         parsed += 1
-        guard let context, let feed else {
+        guard session != nil else {
             emit(.articleStored(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
             return
         }
-        guard storeError == nil else { return }
-        do { report(try context.store(article, in: feed)) } catch { storeError = error }
-    }
-
-    private func report(_ committed: [StoredArticle]) {
-        for stored in committed {
-            emit(.articleStored(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
-        }
+        if batch.isEmpty { batch.reserveCapacity(Self.batchSize) }
+        batch.append(article)
+        if batch.count >= Self.batchSize { flush() }
     }
 }

@@ -1,0 +1,212 @@
+import ArticleStore
+import Dispatch
+import Foundation
+import Synchronization
+import Syndication
+
+/// A worker's companion thread: it owns the worker's one `StoreContext` (made on this thread, used and dropped here,
+/// never touched by another thread) and stores the articles the worker parses, so that SQLite's inserts run beside
+/// the parser instead of between its chunks.
+///
+/// The worker talks to it through one bounded queue of jobs, served in order:
+/// - ``store(_:in:)`` hands over a batch of parsed articles and returns at once, unless ``capacity`` jobs already
+///   wait (then the parser blocks: backpressure, so memory stays flat however large the feed). The store thread
+///   stores them, commits when due (`commitIfDue`, also after ``StoreContext``'s batch interval when no job comes),
+///   and reports each committed batch as ``IngestEvent/articleStored(_:)`` events. A store error is kept in the
+///   feed's ``StoreSession`` (the worker's consumer then stops the transfer) and the feed's later batches are skipped.
+/// - ``perform(_:)`` runs a synchronous operation (begin, finish, fail or discard a feed, read its status) after
+///   every job queued before it, and waits for its result; so a feed's ``IngestEvent/feedFinished(_:_:)``, emitted
+///   after `finishFeed` returned, follows every article of the feed.
+///
+/// Only `Sendable` values cross: article batches, `FeedID`s, `StoredArticle`s, results and errors. One producer (the
+/// worker thread) and one consumer (the store thread).
+final class StoreThread: Sendable {
+    /// Jobs that may wait before the worker blocks.
+    static let capacity = 4
+
+    private let jobs: JobQueue
+    /// Signalled when the thread has ended (its context is gone).
+    private let exited: DispatchSemaphore
+
+    private init(jobs: JobQueue, exited: DispatchSemaphore) {
+        self.jobs = jobs
+        self.exited = exited
+    }
+
+    /// Starts a store thread, makes its context there and returns once it is ready.
+    ///
+    /// - Throws: the error of `Store.makeContext()`; the thread has then ended.
+    static func start(store: Store, name: String, emit: @escaping @Sendable (IngestEvent) -> Void) throws(StoreError) -> StoreThread {
+        let jobs = JobQueue(capacity: capacity)
+        let exited = DispatchSemaphore(value: 0)
+        let ready = Reply<Void>()
+        let thread = Thread {
+            defer { exited.signal() }
+            let context: StoreContext
+            do throws(StoreError) { context = try store.makeContext() } catch {
+                ready.set(.failure(error))
+                return
+            }
+            ready.set(.success(()))
+            var loop = StoreLoop(context: context, jobs: jobs, emit: emit)
+            loop.run()
+        }
+        thread.name = name
+        thread.start()
+        try ready.wait().get()
+        return StoreThread(jobs: jobs, exited: exited)
+    }
+
+    /// Hands a batch of a started feed's articles to the store thread; blocks only while the queue is full.
+    func store(_ batch: [Article], in session: StoreSession) {
+        jobs.send(.articles(batch, session))
+    }
+
+    /// Runs `body` with the context on the store thread, after every job queued before, and returns its result.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (StoreContext) throws(StoreError) -> T) throws(StoreError) -> T {
+        let reply = Reply<T>()
+        jobs.send(.perform({ context in
+            reply.set(Result { () throws(StoreError) -> T in try body(context) })
+        }))
+        return try reply.wait().get()
+    }
+
+    /// Ends the thread after the jobs queued, and waits until it (and its context) is gone.
+    func stop() {
+        jobs.send(.stop)
+        exited.wait()
+    }
+}
+
+/// One feed's store session as both threads see it: which feed, and the first store error of its batches.
+final class StoreSession: Sendable {
+    let entry: FeedEntry
+    let feed: FeedID
+    private let firstError = Mutex<StoreError?>(nil)
+    private let dropped = Atomic<Bool>(false)
+
+    init(entry: FeedEntry, feed: FeedID) {
+        self.entry = entry
+        self.feed = feed
+    }
+
+    /// The first error storing or committing one of the feed's batches; later batches are skipped.
+    var error: StoreError? { firstError.withLock { $0 } }
+
+    func fail(_ error: StoreError) {
+        firstError.withLock { if $0 == nil { $0 = error } }
+    }
+
+    /// Whether the feed is being discarded: its queued batches are skipped.
+    var isDropped: Bool { dropped.load(ordering: .acquiring) }
+
+    /// Marks the feed as being discarded, before its discard is queued, so the batches still queued are not stored.
+    func drop() { dropped.store(true, ordering: .releasing) }
+}
+
+/// A job for the store thread.
+private enum Job: Sendable {
+    case articles([Article], StoreSession)
+    case perform(@Sendable (StoreContext) -> Void)
+    case stop
+}
+
+/// The store thread's loop; it and its context live on the store thread only.
+private struct StoreLoop {
+    let context: StoreContext
+    let jobs: JobQueue
+    let emit: @Sendable (IngestEvent) -> Void
+    /// The feed of the last batch: whose articles a commit on the idle timer reports (a context ingests one feed at a
+    /// time here, as its worker does).
+    var current: StoreSession?
+
+    init(context: StoreContext, jobs: JobQueue, emit: @escaping @Sendable (IngestEvent) -> Void) {
+        self.context = context
+        self.jobs = jobs
+        self.emit = emit
+    }
+
+    mutating func run() {
+        // While a feed is active, wake at least every half batch interval to commit a slow feed's articles in time.
+        let idle = context.configuration.batchInterval / 2
+        let idleNanoseconds = Int(idle.components.seconds) * 1_000_000_000 + Int(idle.components.attoseconds / 1_000_000_000)
+        while true {
+            let timeout: DispatchTime = context.activeFeeds.isEmpty ? .distantFuture : .now() + .nanoseconds(max(idleNanoseconds, 1_000_000))
+            guard let job = jobs.receive(timeout: timeout) else {
+                if let current { commitDue(current) }
+                continue
+            }
+            switch job {
+            case .articles(let batch, let session):
+                current = session
+                guard !session.isDropped, session.error == nil else { continue }
+                do throws(StoreError) {
+                    for article in batch { report(try context.store(article, in: session.feed), session) }
+                } catch {
+                    session.fail(error)
+                    continue
+                }
+                commitDue(session)
+            case .perform(let body):
+                body(context)
+            case .stop:
+                return
+            }
+        }
+    }
+
+    private func commitDue(_ session: StoreSession) {
+        guard !session.isDropped, session.error == nil else { return }
+        do { report(try context.commitIfDue(), session) } catch { session.fail(error) }
+    }
+
+    private func report(_ committed: [StoredArticle], _ session: StoreSession) {
+        for stored in committed {
+            emit(.articleStored(IngestedArticle(entry: session.entry, article: stored.article, id: stored.id, change: stored.change)))
+        }
+    }
+}
+
+/// A bounded first-in first-out queue of jobs, for one producer and one consumer.
+private final class JobQueue: Sendable {
+    private let queued = Mutex<[Job]>([])
+    /// Counts the jobs queued.
+    private let items = DispatchSemaphore(value: 0)
+    /// Counts the free places.
+    private let slots: DispatchSemaphore
+
+    init(capacity: Int) {
+        slots = DispatchSemaphore(value: capacity)
+    }
+
+    /// Queues a job, blocking while the queue is full.
+    func send(_ job: Job) {
+        slots.wait()
+        queued.withLock { $0.append(job) }
+        items.signal()
+    }
+
+    /// The next job, or `nil` when none came before the timeout.
+    func receive(timeout: DispatchTime) -> Job? {
+        guard items.wait(timeout: timeout) == .success else { return nil }
+        let job = queued.withLock { $0.removeFirst() }
+        slots.signal()
+        return job
+    }
+}
+
+/// The result of a job, waited for by the thread that queued it.
+private final class Reply<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, StoreError>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func set(_ value: Result<T, StoreError>) {
+        result.withLock { $0 = value }
+        done.signal()
+    }
+
+    func wait() -> Result<T, StoreError> {
+        done.wait()
+        return result.withLock { $0! }
+    }
+}
