@@ -472,10 +472,10 @@ private final class Worker {
             let failure = FeedFailure(error: reason)
             if let summary = try? storeThread.perform({ context throws(StoreError) in try context.failFeed(session.feed, failure) }) {
                 report(summary.committed, entry)
-                return .failed(reason: reason, counts: Self.counts(summary))
+                return .failed(reason: reason, counts: Self.counts(summary, bytes: fetched.bodyBytes))
             }
             discard(session)
-            return .failed(reason: reason, counts: FeedCounts())
+            return .failed(reason: reason, counts: FeedCounts(bytes: fetched.bodyBytes))
         }
     }
 

@@ -1,0 +1,176 @@
+import ArticleStore
+import Foundation
+import Ingest
+import Synchronization
+import Syndication
+import Testing
+
+/// The store thread each worker owns: its failures and its ordering when the store is slower than the parser.
+@Suite("Ingest store thread")
+struct StoreThreadTests {
+    /// Writes an RSS 2.0 feed of `items` items, each with `size` characters of description.
+    static func writeFeed(_ url: URL, items: Int, size: Int, name: String) throws {
+        var text = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>\(name)</title>\n"
+        let filler = String(repeating: "x", count: size)
+        for index in 0..<items {
+            text += "<item><title>\(name) \(index)</title><guid>\(name)#\(index)</guid><description>\(filler)</description></item>\n"
+        }
+        text += "</channel></rss>\n"
+        try Data(text.utf8).write(to: url)
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storethread-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Checks each feed's events: started, first element, its articles, finished, nothing after; returns the
+    /// articles reported per feed and each feed's result.
+    static func checkOrder(_ events: [IngestEvent]) -> (articles: [String: Int], results: [String: FeedResult]) {
+        var state: [String: Int] = [:]  // 1 started, 2 first element, 3 finished
+        var articles: [String: Int] = [:]
+        var results: [String: FeedResult] = [:]
+        for event in events {
+            switch event {
+            case .feedStarted(let entry):
+                #expect(state[entry.source] == nil)
+                state[entry.source] = 1
+            case .firstElement(let entry, _):
+                #expect(state[entry.source] == 1)
+                state[entry.source] = 2
+            case .articleStored(let stored):
+                #expect(state[stored.entry.source] == 2, "an article of \(stored.entry.source) outside its feed's events")
+                articles[stored.entry.source, default: 0] += 1
+            case .feedFinished(let entry, let result):
+                #expect(state[entry.source] == 1 || state[entry.source] == 2)
+                state[entry.source] = 3
+                results[entry.source] = result
+            default:
+                break
+            }
+        }
+        #expect(state.values.allSatisfy { $0 == 3 })
+        return (articles, results)
+    }
+
+    /// A store that fills up (`max_page_count`) in the middle of a large feed: the store thread's error stops that
+    /// feed's transfer and fails it, what was committed before stays (and was reported), and the worker's next
+    /// feed, on the same store thread and context, is ingested as usual.
+    @Test func aStoreErrorMidFeedFailsOnlyThatFeed() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let big = directory.appendingPathComponent("big.rss")
+        let small = directory.appendingPathComponent("small.rss")
+        try Self.writeFeed(big, items: 2_000, size: 4_000, name: "big")
+        try Self.writeFeed(small, items: 30, size: 100, name: "small")
+        let bigEntry = FeedEntry(location: .local(big.path), source: big.path)
+        let smallEntry = FeedEntry(location: .local(small.path), source: small.path)
+        let path = directory.appendingPathComponent("store.sqlite").path
+
+        // First the small feed alone, into a store without a limit; closing it checkpoints the WAL into the file.
+        do {
+            let first = IngestPipeline(store: try Store(path: path)).run([smallEntry])
+            #expect(first.ok == 1 && first.articles.new == 30)
+        }
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        var configuration = StoreConfiguration()
+        configuration.maximumPageCount = size / 8192 + 40  // room for a few batches of the big feed
+        configuration.batchSize = 20
+        let store = try Store(path: path, configuration: configuration)
+
+        var ingest = IngestConfiguration()
+        ingest.jobs = 1  // the same worker, store thread and context take the small feed after the big one fails
+        let pipeline = IngestPipeline(store: store, configuration: ingest)
+        let events = Mutex<[IngestEvent]>([])
+        pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append(event) } })
+        let summary = pipeline.run([bigEntry, smallEntry])
+
+        #expect(summary.failed == 1 && summary.ok == 1, "\(summary)")
+        let (articles, results) = Self.checkOrder(events.withLock { $0 })
+        guard case .failed(let reason, let counts)? = results[big.path] else {
+            Issue.record("the big feed: \(String(describing: results[big.path]))"); return
+        }
+        #expect(reason.hasPrefix("store: ") && reason.contains("full"), "\(reason)")
+        let bigSize = try #require(FileManager.default.attributesOfItem(atPath: big.path)[.size] as? Int)
+        #expect(counts.bytes > 0 && counts.bytes < Int64(bigSize) / 2,
+                "the transfer stopped soon after the store error (\(counts.bytes) of \(bigSize) bytes read)")
+        guard case .ok(let smallCounts)? = results[small.path] else {
+            Issue.record("the small feed: \(String(describing: results[small.path]))"); return
+        }
+        #expect(smallCounts.seen == 30 && smallCounts.unchanged == 30)
+        #expect(articles[small.path] == 30)
+
+        let context = try store.makeContext()
+        let bigFeed = try #require(try context.existingFeed(url: bigEntry.storeURL))
+        let committed = try context.articleCount(feed: bigFeed)
+        #expect(committed > 0, "batches before the store filled up were committed")
+        #expect(articles[big.path, default: 0] == committed, "every committed article was reported, and only those")
+        #expect(try context.integrityCheck().isEmpty)
+        #expect(context.activeFeeds.isEmpty)
+    }
+
+    /// Another process holds the store's write lock for a while: the store threads wait at their commits while the
+    /// parsers fill their bounded queues and block. Nothing is lost or reordered: each feed's articles are reported
+    /// after they are committed and before the feed finishes.
+    @Test func eventsStayOrderedWhenTheStoreIsSlowerThanTheParser() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var entries: [FeedEntry] = []
+        for name in ["one", "two", "three"] {
+            let url = directory.appendingPathComponent("\(name).rss")
+            try Self.writeFeed(url, items: 1_500, size: 300, name: name)
+            entries.append(FeedEntry(location: .local(url.path), source: url.path))
+        }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        var configuration = StoreConfiguration()
+        configuration.batchSize = 10  // many commits, each waiting for the lock
+        let store = try Store(path: path, configuration: configuration)
+
+        // Hold the write lock for 0.6 s from another process.
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        locker.arguments = ["python3", "-u", "-c", """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+            print("locked", flush=True)
+            time.sleep(0.6)
+            db.execute("COMMIT")
+            """, path]
+        let output = Pipe()
+        locker.standardOutput = output
+        try locker.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(line.hasPrefix("locked"))
+
+        var ingest = IngestConfiguration()
+        ingest.jobs = 2
+        let pipeline = IngestPipeline(store: store, configuration: ingest)
+        let events = Mutex<[IngestEvent]>([])
+        pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append(event) } })
+        let summary = pipeline.run(entries)
+        locker.waitUntilExit()
+
+        #expect(summary.ok == 3 && summary.articles.new == 4_500, "\(summary)")
+        let (articles, results) = Self.checkOrder(events.withLock { $0 })
+        for entry in entries {
+            #expect(articles[entry.source] == 1_500)
+            #expect(results[entry.source] == .ok(FeedCounts(seen: 1_500, new: 1_500, bytes: results[entry.source].flatMap {
+                if case .ok(let counts) = $0 { counts.bytes } else { nil }
+            } ?? 0)))
+        }
+        // Each article reported once, in the order the feed listed them.
+        for entry in entries {
+            let titles = events.withLock { events in
+                events.compactMap { event -> String? in
+                    guard case .articleStored(let stored) = event, stored.entry == entry else { return nil }
+                    return stored.article.title
+                }
+            }
+            let name = URL(fileURLWithPath: entry.source).deletingPathExtension().lastPathComponent
+            #expect(titles == (0..<1_500).map { "\(name) \($0)" })
+        }
+        #expect(try store.makeContext().articleCount() == 4_500)
+    }
+}
