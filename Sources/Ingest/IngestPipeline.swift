@@ -513,9 +513,6 @@ private final class Worker {
 /// Feeds one fetch's body into a FeedParser (made when the response arrives, with its charset and final URL) and
 /// hands the parsed articles, in batches, to the worker's store thread. Confined to the worker thread.
 private final class IngestConsumer: FetchConsumer {
-    /// Articles per batch handed to the store thread (a batch also ends with each body chunk).
-    static let batchSize = 64
-
     let entry: FeedEntry
     let configuration: FeedParserConfiguration
     let storeThread: StoreThread?
@@ -616,8 +613,8 @@ private final class IngestConsumer: FetchConsumer {
             emit(.articleStored(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
             return
         }
-        if batch.isEmpty { batch.reserveCapacity(Self.batchSize) }
+        if batch.isEmpty { batch.reserveCapacity(StoreThread.batchSize) }
         batch.append(article)
-        if batch.count >= Self.batchSize { flush() }
+        if batch.count >= StoreThread.batchSize { flush() }
     }
 }

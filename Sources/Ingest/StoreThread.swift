@@ -9,7 +9,7 @@ import Syndication
 /// the parser instead of between its chunks.
 ///
 /// The worker talks to it through one bounded queue of jobs, served in order:
-/// - ``store(_:in:)`` hands over a batch of parsed articles and returns at once, unless ``capacity`` jobs already
+/// - ``store(_:in:)`` hands over a batch of parsed articles and returns at once, unless ``capacity(_:)`` jobs already
 ///   wait (then the parser blocks: backpressure, so memory stays flat however large the feed). The store thread
 ///   stores them, commits when due (`commitIfDue`, also after ``StoreContext``'s batch interval when no job comes),
 ///   and reports each committed batch as ``IngestEvent/articleStored(_:)`` events. A store error is kept in the
@@ -21,8 +21,17 @@ import Syndication
 /// Only `Sendable` values cross: article batches, `FeedID`s, `StoredArticle`s, results and errors. One producer (the
 /// worker thread) and one consumer (the store thread).
 final class StoreThread: Sendable {
-    /// Jobs that may wait before the worker blocks.
-    static let capacity = 4
+    /// Articles per batch the worker hands over (a batch also ends with each body chunk, so a slow download's
+    /// articles are not held back).
+    static let batchSize = 64
+
+    /// Jobs that may wait before the worker blocks: enough batches of ``batchSize`` to hold two of the
+    /// store's commit batches (`StoreConfiguration.batchSize`), at least 4. SQLite's work comes in bursts, one
+    /// transaction per commit batch (1000 articles: ~15 ms here), and the parser must be able to run on through one;
+    /// with only 4 small batches it blocked for most of each commit. 32 × 64 articles of ~1.4 KB is ~3 MB.
+    static func capacity(_ configuration: StoreConfiguration) -> Int {
+        max(4, 2 * configuration.batchSize / batchSize)
+    }
 
     private let jobs: JobQueue
     /// Signalled when the thread has ended (its context is gone).
@@ -37,7 +46,7 @@ final class StoreThread: Sendable {
     ///
     /// - Throws: the error of `Store.makeContext()`; the thread has then ended.
     static func start(store: Store, name: String, emit: @escaping @Sendable (IngestEvent) -> Void) throws(StoreError) -> StoreThread {
-        let jobs = JobQueue(capacity: capacity)
+        let jobs = JobQueue(capacity: capacity(store.configuration))
         let exited = DispatchSemaphore(value: 0)
         let ready = Reply<Void>()
         let thread = Thread {
