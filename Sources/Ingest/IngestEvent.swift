@@ -163,6 +163,13 @@ extension FeedCounts {
 /// observer may keep unsynchronised state that only ``ingest(_:)`` touches. ``IngestPipeline/run(_:)`` returns only
 /// after every observer has handled ``IngestEvent/runFinished(_:)``. A slow observer delays later events (and the end
 /// of the run), never the transfers or the store. Observers must not call back into the running pipeline's `run`.
+///
+/// The events are produced on several threads and queued, in order, onto the event queue: ``IngestEvent/feedStarted(_:)``,
+/// ``IngestEvent/firstElement(_:_:)`` and ``IngestEvent/feedFinished(_:_:)`` by the feed's worker thread;
+/// ``IngestEvent/articleStored(_:)`` by the worker's store thread as each batch commits (by the worker itself without a
+/// store, or for the articles its final `finishFeed`/`failFeed` commits), each after the commit and before the feed's
+/// ``IngestEvent/feedFinished(_:_:)``; the run's first and last events by the thread that called
+/// ``IngestPipeline/run(_:)``. None of this is visible to observers, which only ever run on the event queue.
 public protocol IngestObserver: Sendable {
     /// Handles one event, on the pipeline's event queue.
     func ingest(_ event: IngestEvent)

@@ -7,8 +7,8 @@ import Syndication
 
 /// How an ``IngestPipeline`` runs; every field has a working default.
 public struct IngestConfiguration: Sendable {
-    /// Worker threads, and so feeds in flight at once (each worker fetches, parses and stores one feed at a time,
-    /// through its own store context). Default 8.
+    /// Worker threads, and so feeds in flight at once (each worker fetches and parses one feed at a time, and its own
+    /// store thread stores that feed's articles through its own store context). Default 8.
     public var jobs: Int = 8
     /// How feeds are parsed; the response's charset is added as the hint when this sets none.
     public var parser = FeedParserConfiguration()
@@ -36,21 +36,39 @@ public struct IngestConfiguration: Sendable {
 /// ## How it works
 ///
 /// First the stored validators (`ETag`, `Last-Modified`) and next allowed fetch of every feed are read in one pass,
-/// for conditional GETs. Then ``IngestConfiguration/jobs`` worker threads take the feeds in list order. Each worker
-/// owns one `StoreContext` (made on that thread, never shared; only `FeedID`, `ArticleID` and `Article` values leave
-/// it) and, for each feed, takes its transfer from the pipeline's one `Fetcher` (whose transfer thread runs every
-/// transfer; up to ``IngestConfiguration/transfersAhead`` further feeds are already downloading) and feeds the body,
-/// in order, into a `FeedParser` as it arrives. Articles go into the context as they are parsed; the batches it commits are reported
-/// as ``IngestEvent/articleStored(_:)``. A successful fetch ends with `finishFeed` and the response's new validators
-/// and body hash; a 304 with `finishFeed(notModified:)`; any failure (HTTP, network, parse, store) with `failFeed`,
-/// which keeps the old validators and the articles parsed before the error. One feed's failure never touches another:
-/// each has its own transfer, parser and store session.
+/// for conditional GETs. Then ``IngestConfiguration/jobs`` worker threads take the feeds in list order. For each
+/// feed a worker takes its transfer from the pipeline's one `Fetcher` (whose transfer thread runs every transfer; up
+/// to ``IngestConfiguration/transfersAhead`` further feeds are already downloading) and feeds the body, in order, into
+/// a `FeedParser` as it arrives.
+///
+/// ## What runs where
+///
+/// - The calling thread plans (reads validators through a context of its own, dropped before the workers start),
+///   waits, and settles unresolved hosts at the end.
+/// - Each worker thread (`feedingest.ingest.N`) parses, and with a store owns a companion store thread
+///   (`feedingest.store.N`), started with the worker and ended before ``run(_:)`` returns. The store thread owns the
+///   worker's one `StoreContext`: made on that thread, used and dropped there, never touched by another; only
+///   `Sendable` values cross (`Article` batches, `FeedID`, `StoredArticle`, results and `StoreError`s).
+/// - The worker hands the articles it parses to its store thread in batches (64, and at the end of each body chunk)
+///   through a bounded queue: room for two of the store's commit batches (`StoreConfiguration.batchSize`), so the
+///   parser runs on while SQLite commits, and blocks when the store falls behind (memory stays flat however large
+///   the feed). The store thread stores them, commits when due (also when the queue stays idle), and reports each
+///   committed batch as ``IngestEvent/articleStored(_:)``.
+/// - Beginning, finishing, failing or discarding a feed, and reading its status, are submitted to the store thread
+///   behind the queued batches, and awaited; so a feed's ``IngestEvent/feedFinished(_:_:)`` follows every one of its
+///   articles, committed and reported. A store error on the store thread stops that feed's transfer at its next body
+///   chunk and fails that feed only; its later batches are skipped.
+///
+/// A successful fetch ends with `finishFeed` and the response's new validators and body hash; a 304 with
+/// `finishFeed(notModified:)`; any failure (HTTP, network, parse, store) with `failFeed`, which keeps the old
+/// validators and commits the articles parsed before the error. One feed's failure never touches another: each has
+/// its own transfer, parser and store session.
 ///
 /// A feed whose stored next allowed fetch (from `Retry-After`, or the backoff after consecutive failures) is still
 /// ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless ``IngestConfiguration/force`` is set.
 ///
-/// Without a store (`store: nil`) articles are reported as parsed, with no identifier or change, and no validators
-/// are sent.
+/// Without a store (`store: nil`) there is no store thread: articles are reported by the worker as parsed, with no
+/// identifier or change, and no validators are sent.
 ///
 /// ## Observers
 ///
@@ -167,7 +185,8 @@ public final class IngestPipeline: Sendable {
 
     /// Stops the running run, from any thread (a signal handler's queue, say): no further feed starts, transfers in
     /// progress are aborted, and their feeds are left as they were before the run — their validators untouched and
-    /// their uncommitted articles dropped — so the next run fetches them again and dedupe adds nothing twice.
+    /// their uncommitted articles dropped (pending in the context or still queued for the store thread) — so the next
+    /// run fetches them again and dedupe adds nothing twice.
     /// Articles already reported stay committed. Such feeds, and those never started, end as
     /// ``FeedResult/cancelled``; ``run(_:)`` then returns as usual, after ``IngestEvent/runFinished(_:)``.
     public func cancel() {
@@ -455,11 +474,11 @@ private final class Worker {
                 if case .rateLimited = error.kind {
                     // The server asks us to come back later: the feed is not broken, so no failure is counted.
                     let failure = FeedFailure(error: reason, retryAfter: retryAfter, counts: false)
-                    let (summary, status) = try storeThread.perform { context throws(StoreError) in
-                        (try context.failFeed(session.feed, failure), try context.feedStatus(session.feed))
-                    }
+                    let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, failure) }
                     report(summary.committed, entry)
-                    return .rateLimited(until: status.nextFetch)
+                    return .rateLimited(until: try storeThread.perform { context throws(StoreError) in
+                        try context.feedStatus(session.feed).nextFetch
+                    })
                 }
                 let failure = FeedFailure(error: reason, retryAfter: retryAfter)
                 let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, failure) }
