@@ -17,6 +17,9 @@ public struct FetchConfiguration: Sendable, Hashable {
     /// Default 6, what browsers use: polite to a host that serves many feeds. Transfers beyond it wait for a
     /// connection, or share one over HTTP/2.
     public var maximumConnectionsPerHost: Int = 6
+    /// The name of the fetcher's transfer thread, as debuggers and `/proc/<pid>/task/*/comm` show it (Linux keeps
+    /// 15 bytes). Default `feedingest.fetch`.
+    public var threadName = "feedingest.fetch"
     /// How many idle connections are kept for reuse (`CURLMOPT_MAXCONNECTS`). Default 64.
     public var maximumCachedConnections: Int = 64
     /// Whether transfers to one host share an HTTP/2 connection when the server offers HTTP/2 over TLS

@@ -34,18 +34,33 @@ final class TransferLoop: Sendable {
     let inbox = Mutex(Inbox())
     let wake = CurlWakeup()
     let statistics = Mutex(FetcherStatistics())
+    /// The transfer thread, joined by ``shutdown()``.
+    private let thread = Mutex<pthread_t?>(nil)
 
     init(configuration: FetchConfiguration) {
         self.configuration = configuration
     }
 
-    /// Starts the transfer thread.
+    /// Starts the transfer thread: a POSIX thread rather than a Foundation `Thread`, because ``shutdown()`` must join
+    /// it (see there).
     func start() {
-        let thread = Thread { [self] in
+        let name = String(configuration.threadName.utf8.prefix(15)) ?? "feedingest.fetch"
+        let body = Unmanaged.passRetained(ThreadBody { [self] in
+            Thread.current.name = name  // set from the thread itself: Foundation passes it on to the system on Linux
             LoopRunner(loop: self).run()
+        })
+        var id = pthread_t()
+        let created = pthread_create(&id, nil, { argument in
+            Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().run()
+            return nil
+        }, body.toOpaque())
+        guard created == 0 else {
+            // No thread to be had (the process is out of them): run nothing; transfers then wait, and fail at
+            // their timeout. Rare enough not to deserve another path.
+            body.release()
+            return
         }
-        thread.name = "feedingest.fetch"
-        thread.start()
+        thread.withLock { $0 = id }
     }
 
     func submit(_ transfer: FetchTransfer) {
@@ -64,10 +79,27 @@ final class TransferLoop: Sendable {
         wake.wakeup()
     }
 
-    /// Ends the thread: transfers still running fail with ``FetchError/Kind/cancelled``.
+    /// Ends the thread: transfers still running fail with ``FetchError/Kind/cancelled``. Joins it, unless called on
+    /// that thread: a process that exits while the thread still cleans up libcurl (closing TLS connections, OpenSSL's
+    /// per-thread state at thread exit) races OpenSSL's own clean-up at exit, and crashed about once in 150 runs.
     func shutdown() {
         inbox.withLock { $0.shuttingDown = true }
         wake.wakeup()
+        guard let running = thread.withLock({ id -> pthread_t? in defer { id = nil }; return id }) else { return }
+        if pthread_equal(running, pthread_self()) != 0 {
+            pthread_detach(running)  // released on its own thread: it ends by itself
+        } else {
+            pthread_join(running, nil)  // libcurl, OpenSSL's per-thread state and the thread itself are gone after this
+        }
+    }
+}
+
+/// What the transfer thread runs.
+private final class ThreadBody {
+    let run: () -> Void
+
+    init(_ run: @escaping () -> Void) {
+        self.run = run
     }
 }
 
@@ -172,7 +204,12 @@ private final class LoopRunner {
                                           url: transfer.request.urlString, curlCode: error.code))
             }
         }
-        if waitingStart > 64 && waitingStart * 2 > waiting.count {
+        // Started transfers must not stay referenced here: each holds its fetcher, so the fetcher (and this thread)
+        // would outlive its last user.
+        if waitingStart == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingStart = 0
+        } else if waitingStart > 64 && waitingStart * 2 > waiting.count {
             waiting.removeFirst(waitingStart)
             waitingStart = 0
         }

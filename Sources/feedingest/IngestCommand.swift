@@ -144,6 +144,7 @@ enum IngestCommand {
         if let report { pipeline.addObserver(report) }
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
         let summary = pipeline.run(list.entries)
+        signals.stop()  // lets go of the pipeline, so its fetcher's thread ends (and is waited for) before exit
         StandardStreams.output.flush()
         let status: Int32
         if let signal = signals.received {
@@ -185,6 +186,12 @@ final class SignalWatcher {
 
     /// The first signal received, if any.
     var received: Int32? { first.signal.withLock { $0 } }
+
+    /// Stops watching: the signals' default actions return, and the handlers (which hold the pipeline) are released.
+    func stop() {
+        for source in sources { source.cancel() }
+        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
+    }
 
     init(pipeline: IngestPipeline, quiet: Bool) {
         let queue = DispatchQueue(label: "feedingest.signals")

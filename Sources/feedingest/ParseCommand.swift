@@ -52,6 +52,7 @@ enum ParseCommand {
             }
             summaries.append(summary)
         }
+        fetcher = nil  // its transfer thread ends (joined) now, not in a race with the process's exit
         StandardStreams.output.flush()
 
         if let reportPath = parsed.options["--report"] {
