@@ -64,7 +64,17 @@ final class TransferLoop: Sendable {
     }
 
     func submit(_ transfer: FetchTransfer) {
-        inbox.withLock { $0.submitted.append(transfer) }
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.shuttingDown else { return false }
+            inbox.submitted.append(transfer)
+            return true
+        }
+        guard accepted else {
+            // The thread is gone, or reads its inbox one last time under the same lock: fail here, never hang.
+            let error = FetchError(kind: .cancelled, message: "the fetcher was shut down", url: transfer.request.urlString)
+            transfer.channel.complete(TransferCompletion(curlMessage: error.message, abort: error))
+            return
+        }
         wake.wakeup()
     }
 

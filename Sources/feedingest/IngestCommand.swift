@@ -144,7 +144,8 @@ enum IngestCommand {
         if let report { pipeline.addObserver(report) }
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
         let summary = pipeline.run(list.entries)
-        signals.stop()  // lets go of the pipeline, so its fetcher's thread ends (and is waited for) before exit
+        signals.stop()
+        pipeline.fetcher.shutdown()  // its thread's libcurl/OpenSSL clean-up is over before the process exits
         StandardStreams.output.flush()
         let status: Int32
         if let signal = signals.received {

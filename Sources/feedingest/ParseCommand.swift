@@ -52,7 +52,8 @@ enum ParseCommand {
             }
             summaries.append(summary)
         }
-        fetcher = nil  // its transfer thread ends (joined) now, not in a race with the process's exit
+        fetcher?.shutdown()  // its transfer thread ends (joined) now, not in a race with the process's exit
+        fetcher = nil
         StandardStreams.output.flush()
 
         if let reportPath = parsed.options["--report"] {

@@ -37,10 +37,10 @@ struct RequestTests {
         #expect(counter.items == 7)
     }
 
-    /// A released fetcher's transfer thread has ended, libcurl cleaned up, by the time the release returns: a process
-    /// that exits right after must not race the thread's TLS clean-up against OpenSSL's own (it segfaulted about once
-    /// in 150 runs of `feedingest LIST` before).
-    @Test func releasingAFetcherWaitsForItsThreadToEnd() throws {
+    /// A fetcher is released after its last transfer, and its thread ends with it; `shutdown()` joins the thread at
+    /// once: a process that exits right after must not race the thread's TLS clean-up against OpenSSL's own (it
+    /// segfaulted about once in 150 runs of `feedingest LIST` before).
+    @Test func aReleasedOrShutDownFetcherEndsItsThread() throws {
         let name = "fx\(UInt32.random(in: 0...UInt32.max))"
         func threads() -> Int {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
@@ -58,8 +58,22 @@ struct RequestTests {
             _ = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:1/feed.xml")!), into: CountingConsumer())
             #expect(threads() == 1, "the transfer thread runs, under its configured name")
         }
+        // The transfer thread drops its last transfer (and with it the fetcher) just after completing it.
+        let deadline = Date().addingTimeInterval(10)
+        while (released != nil || threads() > 0) && Date() < deadline { usleep(1000) }
         #expect(released == nil, "nothing keeps a fetcher alive after its last transfer")
-        #expect(threads() == 0, "gone once the fetcher is released")
+        #expect(threads() == 0, "its thread ends with it")
+
+        // An explicit shutdown joins the thread at once, and a later fetch fails instead of hanging.
+        var configuration = FetchConfiguration()
+        configuration.threadName = name
+        let fetcher = Fetcher(configuration: configuration)
+        _ = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:1/feed.xml")!), into: CountingConsumer())
+        fetcher.shutdown()
+        #expect(threads() == 0, "joined by shutdown()")
+        let late = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:1/feed.xml")!), into: CountingConsumer())
+        #expect(late.error?.kind == .cancelled, "\(String(describing: late.error))")
+        fetcher.shutdown()  // idempotent
     }
 
     @Test func connectionRefused() throws {
