@@ -13,8 +13,12 @@ struct Schema: Sendable {
     /// feedingest's schema.
     static let current = Schema(migrations: [version1, version2])
 
-    /// Version 2: each feed's tags, as the feed list gives them (`tagSeparator` between them; `NULL` for none).
-    static let version2 = "ALTER TABLE feeds ADD COLUMN tags TEXT"
+    /// Version 2: each feed's tags, as the feed list gives them (`tagSeparator` between them; `NULL` for none), and
+    /// whether its last attempt was refused with a 429 (which leaves `outcome`, the last finished fetch's, alone).
+    static let version2 = """
+        ALTER TABLE feeds ADD COLUMN tags TEXT;
+        ALTER TABLE feeds ADD COLUMN rate_limited INTEGER NOT NULL DEFAULT 0 CHECK (rate_limited IN (0, 1));
+        """
 
     /// Between two stored tags: the ASCII unit separator, which no tag contains.
     static let tagSeparator: Character = "\u{1F}"
@@ -109,7 +113,7 @@ enum SQL {
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
-        tags
+        tags, rate_limited
         """
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")
@@ -149,7 +153,7 @@ enum SQL {
     static let finishUpdated = key(15, """
         UPDATE feeds SET etag = ?2, last_modified = ?3, body_hash = ?4, current_url = coalesce(?5, current_url),
             title = coalesce(?6, title), home_url = coalesce(?7, home_url), last_attempt = ?8, last_success = ?8,
-            outcome = 'updated', error = NULL, consecutive_failures = 0, next_fetch = ?9,
+            outcome = 'updated', error = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0,
             last_seen_count = ?10, last_new_count = ?11, last_updated_count = ?12
         WHERE id = ?1
         """)
@@ -157,16 +161,17 @@ enum SQL {
         UPDATE feeds SET etag = coalesce(?2, etag), last_modified = coalesce(?3, last_modified),
             body_hash = coalesce(?4, body_hash), current_url = coalesce(?5, current_url), title = coalesce(?6, title),
             home_url = coalesce(?7, home_url), last_attempt = ?8, last_success = ?8, outcome = 'not-modified',
-            error = NULL, consecutive_failures = 0, next_fetch = ?9
+            error = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0
         WHERE id = ?1
         """)
     /// A fetch refused for now (429): the error and the next allowed fetch, with the outcome and the failure count kept.
     static let finishRefusedForNow = key(40, """
-        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4 WHERE id = ?1
+        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4, rate_limited = 1 WHERE id = ?1
         """)
     static let failuresOfFeed = key(17, "SELECT consecutive_failures FROM feeds WHERE id = ?1")
     static let finishFailed = key(18, """
-        UPDATE feeds SET last_attempt = ?2, outcome = 'failed', error = ?3, consecutive_failures = ?4, next_fetch = ?5
+        UPDATE feeds SET last_attempt = ?2, outcome = 'failed', error = ?3, consecutive_failures = ?4, next_fetch = ?5,
+            rate_limited = 0
         WHERE id = ?1
         """)
 

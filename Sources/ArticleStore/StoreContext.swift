@@ -649,7 +649,8 @@ public final class StoreContext {
             consecutiveFailures: Int(row.int64(13)), nextFetch: row.double(14).map(Date.init(timeIntervalSince1970:)),
             articleCount: Int(row.int64(15)), lastFetchSeen: row.optionalInt64(16).map(Int.init),
             lastFetchNew: row.optionalInt64(17).map(Int.init), lastFetchUpdated: row.optionalInt64(18).map(Int.init),
-            tags: row.text(19).map { $0.split(separator: Schema.tagSeparator).map(String.init) } ?? [])
+            tags: row.text(19).map { $0.split(separator: Schema.tagSeparator).map(String.init) } ?? [],
+            isRateLimited: row.int64(20) != 0)
     }
 
     private func record(from row: SQLiteStatement) throws(StoreError) -> ArticleRecord {

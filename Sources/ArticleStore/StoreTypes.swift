@@ -245,6 +245,9 @@ public struct FeedStatus: Sendable, Hashable {
     public var lastFetchUpdated: Int?
     /// The feed's tags, as the feed list last gave them (words after the URL, or the enclosing OPML outlines).
     public var tags: [String] = []
+    /// Whether the last attempt was refused for now (`429 Too Many Requests`; ``FeedFailure/counts`` `false`):
+    /// ``error`` and ``nextFetch`` tell why and until when, while ``outcome`` is still the last finished fetch's.
+    public var isRateLimited = false
 }
 
 /// Which articles to read, newest first.

@@ -16,7 +16,7 @@ enum FeedsCommand {
         one JSON object a feed instead (Schemas/feed.schema.json), with the full validators and RFC 3339 dates.
 
         Table columns: STATUS is the last outcome (updated, not-modified, failed, or unfetched before the first
-        fetch ended); FAILS the failures in a row; NEXT FETCH the earliest time ingest fetches the feed again
+        fetch ended; rate-limited when the server last answered 429, which is not a failure); FAILS the failures in a row; NEXT FETCH the earliest time ingest fetches the feed again
         without --force ("now" when it may); VALIDATORS which of ETag and Last-Modified the next conditional GET
         sends; then the feed, its title in quotes, and "error: ..." after a failure.
 
@@ -61,7 +61,9 @@ enum FeedsCommand {
     }
 
     /// The feed's last outcome as the table and the JSON name it.
-    static func status(of feed: FeedStatus) -> String { feed.outcome?.rawValue ?? "unfetched" }
+    static func status(of feed: FeedStatus) -> String {
+        feed.isRateLimited ? "rate-limited" : feed.outcome?.rawValue ?? "unfetched"
+    }
 
     /// One feed as a JSON object (`Schemas/feed.schema.json`).
     static func write(_ feed: FeedStatus, to json: inout JSONWriter) {

@@ -263,6 +263,7 @@ struct StoreTests {
         _ = try context.failFeed(fixture.feed, FeedFailure(error: "HTTP status 429", retryAfter: retryAfter, date: at, counts: false))
         var status = try context.feedStatus(fixture.feed)
         #expect(status.consecutiveFailures == 0 && status.outcome == .updated, "the outcome and failure count stay")
+        #expect(status.isRateLimited)
         #expect(status.error == "HTTP status 429" && status.nextFetch == retryAfter && status.lastAttempt == at)
         #expect(status.validators.etag == "\"e\"" && status.lastSuccess == success)
         // Without Retry-After, the base backoff; a real failure after it still counts from zero.
@@ -272,7 +273,7 @@ struct StoreTests {
         try context.beginFeed(fixture.feed)
         _ = try context.failFeed(fixture.feed, FeedFailure(error: "reset", date: at))
         status = try context.feedStatus(fixture.feed)
-        #expect(status.consecutiveFailures == 1 && status.outcome == .failed)
+        #expect(status.consecutiveFailures == 1 && status.outcome == .failed && !status.isRateLimited)
     }
 
     @Test func tagsAreStoredAndEmptyTagsKeepThem() throws {

@@ -140,6 +140,12 @@ struct IngestRunTests {
         #expect(try IngestCommandTests.count("feeds WHERE consecutive_failures > 0", in: store) == 4)
         #expect(try IngestCommandTests.count("feeds WHERE url = '\(limited)' AND consecutive_failures = 0 AND next_fetch > strftime('%s', 'now') + 3000",
                                              in: store) == 1)
+        // `feeds` says why the 429 feed waits, and that it is not failed.
+        let feeds = try CommandRunner.run(["feeds", "--json", "--store", store.path])
+        let limitedLine = IngestCommandTests.objects(feeds).first { $0["url"] as? String == limited }
+        #expect(limitedLine?["status"] as? String == "rate-limited", "\(feeds.stdout)")
+        #expect(limitedLine?["consecutiveFailures"] as? Int == 0)
+        #expect((limitedLine?["error"] as? String)?.contains("429") == true)
         let again = try CommandRunner.run([list.path, "--store", store.path])
         #expect(again.stderr.contains("7 feeds: 0 ok, 2 not modified, 0 failed, 5 deferred, 1 bad list line;"),
                 "the failures back off and the 429 waits for its Retry-After: \(again.stderr)")
