@@ -287,6 +287,7 @@ final class TransferChannel: Sendable {
             if !state.completionTaken, let completion = state.completion {
                 batch.completion = completion
                 state.completionTaken = true
+                state.waker = nil  // it may hold the delivery, and so this transfer: nothing more will wake it
             }
             if state.paused {
                 state.paused = false

@@ -34,8 +34,13 @@ final class TransferLoop: Sendable {
     let inbox = Mutex(Inbox())
     let wake = CurlWakeup()
     let statistics = Mutex(FetcherStatistics())
-    /// The transfer thread, joined by ``shutdown()``.
+    /// The transfer thread, until the ``shutdown()`` that joins it takes it.
     private let thread = Mutex<pthread_t?>(nil)
+    /// The transfer thread, for good.
+    private let loopThread = Mutex<pthread_t?>(nil)
+    /// Signalled (and re-signalled by each waiter) once the thread has cleaned up libcurl: for a second ``shutdown()``
+    /// while the first still joins, or after the thread detached itself.
+    private let ended = DispatchSemaphore(value: 0)
 
     init(configuration: FetchConfiguration) {
         self.configuration = configuration
@@ -46,8 +51,10 @@ final class TransferLoop: Sendable {
     func start() {
         let name = String(configuration.threadName.utf8.prefix(15)) ?? "feedingest.fetch"
         let body = Unmanaged.passRetained(ThreadBody { [self] in
+            loopThread.withLock { $0 = pthread_self() }  // before anything here could release the fetcher
             Thread.current.name = name  // set from the thread itself: Foundation passes it on to the system on Linux
             LoopRunner(loop: self).run()
+            ended.signal()
         })
         var id = pthread_t()
         let created = pthread_create(&id, nil, { argument in
@@ -55,9 +62,10 @@ final class TransferLoop: Sendable {
             return nil
         }, body.toOpaque())
         guard created == 0 else {
-            // No thread to be had (the process is out of them): run nothing; transfers then wait, and fail at
-            // their timeout. Rare enough not to deserve another path.
+            // No thread to be had (the process is out of them): every transfer fails at once, as after shutdown.
             body.release()
+            inbox.withLock { $0.shuttingDown = true }
+            ended.signal()
             return
         }
         thread.withLock { $0 = id }
@@ -95,12 +103,24 @@ final class TransferLoop: Sendable {
     func shutdown() {
         inbox.withLock { $0.shuttingDown = true }
         wake.wakeup()
-        guard let running = thread.withLock({ id -> pthread_t? in defer { id = nil }; return id }) else { return }
+        guard let running = thread.withLock({ id -> pthread_t? in defer { id = nil }; return id }) else {
+            // Another call took the thread: wait until it has cleaned up, unless this is the thread itself.
+            if !isTransferThread {
+                ended.wait()
+                ended.signal()
+            }
+            return
+        }
         if pthread_equal(running, pthread_self()) != 0 {
             pthread_detach(running)  // released on its own thread: it ends by itself
         } else {
             pthread_join(running, nil)  // libcurl, OpenSSL's per-thread state and the thread itself are gone after this
         }
+    }
+
+    /// Whether the calling thread is the transfer thread.
+    private var isTransferThread: Bool {
+        loopThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 }
 

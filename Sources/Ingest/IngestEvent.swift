@@ -162,7 +162,9 @@ extension FeedCounts {
 /// one event at a time, in the order the run produced them (see ``IngestEvent``), never concurrently — so an
 /// observer may keep unsynchronised state that only ``ingest(_:)`` touches. ``IngestPipeline/run(_:)`` returns only
 /// after every observer has handled ``IngestEvent/runFinished(_:)``. A slow observer delays later events (and the end
-/// of the run), never the transfers or the store. Observers must not call back into the running pipeline's `run`.
+/// of the run); once 4,096 events wait, it holds up the threads that produce them (the store threads, and through
+/// their bounded queues the parsers), so memory stays bounded whatever the observer's speed. Observers must not call
+/// back into the running pipeline (`run`, `cancel` is fine), nor block on anything that waits for the run.
 ///
 /// The events are produced on several threads and queued, in order, onto the event queue: ``IngestEvent/feedStarted(_:)``,
 /// ``IngestEvent/firstElement(_:_:)`` and ``IngestEvent/feedFinished(_:_:)`` by the feed's worker thread;

@@ -94,6 +94,9 @@ public final class IngestPipeline: Sendable {
         self.configuration = configuration
     }
 
+    /// Events that may wait for the observers before whoever emits the next one waits (~4 MB of articles at most).
+    static let eventsInFlight = 4096
+
     /// Registers an observer for the runs that start after this call.
     public func addObserver(_ observer: some IngestObserver) {
         observers.withLock { $0.append(observer) }
@@ -108,8 +111,15 @@ public final class IngestPipeline: Sendable {
         let started = ContinuousClock.now
         let observers = self.observers.withLock { $0 }
         let queue = configuration.eventQueue
+        // At most this many events wait for the observers: a slow observer (stdout into a slow pipe) then holds up the
+        // store threads and, through their bounded queues, the parsers, instead of letting events pile up in memory.
+        let slots = DispatchSemaphore(value: Self.eventsInFlight)
         let emit: @Sendable (IngestEvent) -> Void = { event in
-            queue.async { for observer in observers { observer.ingest(event) } }
+            slots.wait()
+            queue.async {
+                for observer in observers { observer.ingest(event) }
+                slots.signal()
+            }
         }
         cancelled.store(false, ordering: .sequentiallyConsistent)  // before planning, so a cancel() during it counts
         emit(.runStarted(feeds: entries.count))
@@ -476,9 +486,11 @@ private final class Worker {
                     let failure = FeedFailure(error: reason, retryAfter: retryAfter, counts: false)
                     let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, failure) }
                     report(summary.committed, entry)
-                    return .rateLimited(until: try storeThread.perform { context throws(StoreError) in
+                    // Recorded already: a failed read of the next fetch time must not turn it into a failure.
+                    let nextFetch = try? storeThread.perform { context throws(StoreError) in
                         try context.feedStatus(session.feed).nextFetch
-                    })
+                    }
+                    return .rateLimited(until: nextFetch)
                 }
                 let failure = FeedFailure(error: reason, retryAfter: retryAfter)
                 let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, failure) }

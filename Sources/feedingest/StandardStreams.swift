@@ -31,12 +31,15 @@ final class OutputStream {
             let written = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                if errno == EPIPE { exit(0) }
+                // The reader is gone (`| head`): stop at once. `_exit`, not `exit`: other threads may still be
+                // fetching, and the exit-time clean-up of OpenSSL racing libcurl's is a crash. What was committed is
+                // in the store (the next run sees it as unchanged); nothing else needs flushing.
+                if errno == EPIPE { _exit(0) }
                 // A full disk or a closed descriptor: say so and fail, never lose output silently.
                 let reason = String(cString: strerror(errno))
                 let message = Array("feedingest: cannot write to \(descriptor == 1 ? "stdout" : "fd \(descriptor)"): \(reason)\n".utf8)
                 _ = message.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-                exit(1)
+                _exit(1)
             }
             offset += written
         }

@@ -173,4 +173,41 @@ struct StoreThreadTests {
         }
         #expect(try store.makeContext().articleCount() == 4_500)
     }
+
+    /// A stalled observer holds the producers up once 4,096 events wait: the store stops growing long before the
+    /// feed's 20,000 articles are in, and everything arrives, in order, once the observer moves again.
+    @Test func aStalledObserverHoldsTheStoreUpInsteadOfQueueingEverything() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let feedURL = directory.appendingPathComponent("big.rss")
+        try Self.writeFeed(feedURL, items: 20_000, size: 40, name: "big")
+        let store = try Store(path: directory.appendingPathComponent("store.sqlite").path)
+        let gate = DispatchSemaphore(value: 0)
+        let seen = Atomic<Int>(0)
+        let pipeline = IngestPipeline(store: store)
+        pipeline.addObserver(ClosureObserver { event in
+            if case .articleStored = event, seen.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
+        })
+        let finished = DispatchSemaphore(value: 0)
+        let summary = Mutex<IngestSummary?>(nil)
+        Thread {
+            summary.withLock { $0 = pipeline.run([FeedEntry(location: .local(feedURL.path), source: "big")]) }
+            finished.signal()
+        }.start()
+        // Wait until the stored count stops growing (or 20 s): the producers are blocked.
+        let reader = try store.makeContext()
+        var stored = -1
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            usleep(300_000)
+            let now = try reader.articleCount()
+            if now == stored && now > 0 { break }
+            stored = now
+        }
+        #expect(stored > 0 && stored < 12_000, "bounded by the events in flight and the store queue: \(stored)")
+        gate.signal()
+        #expect(finished.wait(timeout: .now() + 60) == .success)
+        #expect(summary.withLock { $0 }?.articles.new == 20_000)
+        #expect(seen.load(ordering: .relaxed) == 20_000)
+    }
 }
