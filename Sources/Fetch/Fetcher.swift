@@ -30,6 +30,9 @@ public final class Fetcher: Sendable {
     private let queue: DispatchQueue
 
     /// A fetcher with the default configuration, shared by the URL entry points of the XML parsers.
+    ///
+    /// It lives as long as the process: a program that fetched over TLS through it should call
+    /// `Fetcher.shared.shutdown()` before it exits (see ``shutdown()``), or pass its own fetcher to the entry points.
     public static let shared = Fetcher()
 
     /// Creates a fetcher and starts its transfer thread.
