@@ -164,14 +164,13 @@ enum SQL {
             error = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0
         WHERE id = ?1
         """)
-    /// A fetch refused for now (429): the error and the next allowed fetch, with the outcome and the failure count kept.
-    static let finishRefusedForNow = key(40, """
-        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4, rate_limited = 1 WHERE id = ?1
-        """)
     static let failuresOfFeed = key(17, "SELECT consecutive_failures FROM feeds WHERE id = ?1")
+    /// A failed fetch: the error and the next allowed fetch; unless it was refused for now (?5 = 1, a 429), also the
+    /// outcome and the failure count (?6), which a refusal leaves as they were.
     static let finishFailed = key(18, """
-        UPDATE feeds SET last_attempt = ?2, outcome = 'failed', error = ?3, consecutive_failures = ?4, next_fetch = ?5,
-            rate_limited = 0
+        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4, rate_limited = ?5,
+            outcome = CASE ?5 WHEN 1 THEN outcome ELSE 'failed' END,
+            consecutive_failures = CASE ?5 WHEN 1 THEN consecutive_failures ELSE ?6 END
         WHERE id = ?1
         """)
 

@@ -239,32 +239,16 @@ public final class StoreContext {
             var results: [StoredArticle] = []
             var copy = session
             try write(feed, &copy, results: &results)
-            guard failure.counts else {
-                let update = try connection.statement(SQL.finishRefusedForNow)
-                try update.bind(feed.rawValue, at: 1)
-                try update.bind(failure.date.timeIntervalSince1970, at: 2)
-                try update.bind(failure.error, at: 3)
-                let next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: 1)))
-                try update.bind(next.timeIntervalSince1970, at: 4)
-                try update.run()
-                sessions[feed] = copy
-                return results
-            }
-            let select = try connection.statement(SQL.failuresOfFeed)
-            try select.bind(feed.rawValue, at: 1)
-            let failures: Int
-            do {
-                defer { select.reset() }
-                guard try select.step() else { throw unknownFeed(feed) }
-                failures = Int(select.int64(0)) + 1
-            }
+            // A refusal for now (429) waits the base backoff, without counting as a failure.
+            let failures = failure.counts ? try consecutiveFailures(of: feed) + 1 : 1
             let next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: failures)))
             let update = try connection.statement(SQL.finishFailed)
             try update.bind(feed.rawValue, at: 1)
             try update.bind(failure.date.timeIntervalSince1970, at: 2)
             try update.bind(failure.error, at: 3)
-            try update.bind(failures, at: 4)
-            try update.bind(next.timeIntervalSince1970, at: 5)
+            try update.bind(next.timeIntervalSince1970, at: 4)
+            try update.bind(failure.counts ? 0 : 1, at: 5)
+            try update.bind(failures, at: 6)
             try update.run()
             sessions[feed] = copy
             return results
@@ -272,6 +256,14 @@ public final class StoreContext {
         let final = sessions.removeValue(forKey: feed)!
         return FeedIngestSummary(feed: feed, seen: final.seen, new: final.new, updated: final.updated,
                                  unchanged: final.unchanged, committed: committed)
+    }
+
+    private func consecutiveFailures(of feed: FeedID) throws(StoreError) -> Int {
+        let select = try connection.statement(SQL.failuresOfFeed)
+        try select.bind(feed.rawValue, at: 1)
+        defer { select.reset() }
+        guard try select.step() else { throw unknownFeed(feed) }
+        return Int(select.int64(0))
     }
 
     /// Forgets a started feed and its pending (uncommitted) articles, writing nothing; for cancellation.
