@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
         .library(name: "ArticleStore", targets: ["ArticleStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
+        .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
         .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
@@ -21,15 +22,16 @@ let package = Package(
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "Syndication"]),
-        .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CZlib"]),
+        .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
-        .target(name: "Ingest", dependencies: ["Fetch", "Syndication", "ArticleStore", "ExpatXML"]),
+        .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "CExpatNoop", "CZlib"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "CExpatNoop", "CZlib"],
             path: "Benchmarks/ExpatBench"
         ),
 
@@ -37,7 +39,7 @@ let package = Package(
         // Test-only: the child process the ArticleStore tests kill, and a throughput benchmark (`swift run -c release StoreProbe bench`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "Syndication"], path: "Tests/StoreProbe"),
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "feedingestTests", dependencies: ["Ingest"]),  // Ingest: FeedList reads what export-opml wrote
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch"]),

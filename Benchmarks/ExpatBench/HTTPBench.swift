@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import XMLFetching
 import Synchronization
 import Syndication
 #if canImport(FoundationNetworking)

@@ -101,8 +101,8 @@ public struct FetchResponse: Sendable, Hashable {
         headers["Content-Type"].map { $0.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
-    /// The `charset` parameter of `Content-Type`, unquoted (`iso-8859-1`), or `nil`. Fetch passes it to the XML parser
-    /// as `ExpatXMLConfiguration.charsetHint`.
+    /// The `charset` parameter of `Content-Type`, unquoted (`iso-8859-1`), or `nil`. A parser takes it as its charset hint
+    /// (XMLFetching's `ExpatXMLConfiguration.applyingCharset(of:)`).
     public var charset: String? {
         guard let contentType = headers["Content-Type"] else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// ```swift
 /// let fetcher = Fetcher()
-/// let result = await fetcher.fetch(FetchRequest(url: url), into: XMLParsingConsumer(handler: myHandler))
+/// let result = await fetcher.fetch(FetchRequest(url: url), into: XMLParsingConsumer(handler: myHandler))  // XMLFetching
 /// switch result.outcome {
 /// case .ok: ...
 /// case .notModified: ...
@@ -35,12 +35,12 @@ public final class Fetcher: Sendable {
     /// `Fetcher.shared.shutdown()` before it exits (see ``shutdown()``), or pass its own fetcher to the entry points.
     public static let shared = Fetcher()
 
-    /// Creates a fetcher and starts its transfer thread.
+    /// Creates a fetcher. Its transfer thread (and libcurl) start with its first `http`/`https` transfer, so a
+    /// fetcher that only reads local files costs no thread.
     public init(configuration: FetchConfiguration = FetchConfiguration()) {
         self.configuration = configuration
         loop = TransferLoop(configuration: configuration)
         queue = DispatchQueue(label: "feedingest.fetch.delivery", attributes: .concurrent)
-        loop.start()
     }
 
     deinit {

@@ -28,6 +28,8 @@ final class TransferLoop: Sendable {
         var cancelled: [UInt64] = []
         var resumed: [UInt64] = []
         var shuttingDown = false
+        /// Whether the transfer thread was started (on the first network transfer).
+        var started = false
     }
 
     let configuration: FetchConfiguration
@@ -47,8 +49,9 @@ final class TransferLoop: Sendable {
     }
 
     /// Starts the transfer thread: a POSIX thread rather than a Foundation `Thread`, because ``shutdown()`` must join
-    /// it (see there).
-    func start() {
+    /// it (see there). Called by ``submit(_:)`` for the first transfer, so a fetcher that only reads local files never
+    /// starts a thread nor initialises libcurl.
+    private func start() {
         let name = String(configuration.threadName.utf8.prefix(15)) ?? "feedingest.fetch"
         let body = Unmanaged.passRetained(ThreadBody { [self] in
             loopThread.withLock { $0 = pthread_self() }  // before anything here could release the fetcher
@@ -72,11 +75,13 @@ final class TransferLoop: Sendable {
     }
 
     func submit(_ transfer: FetchTransfer) {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.shuttingDown else { return false }
+        let (accepted, starts) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.shuttingDown else { return (false, false) }
             inbox.submitted.append(transfer)
-            return true
+            defer { inbox.started = true }
+            return (true, !inbox.started)
         }
+        if starts { start() }  // the thread reads the inbox once it runs, so this transfer is not missed
         guard accepted else {
             // The thread is gone, or reads its inbox one last time under the same lock: fail here, never hang.
             let error = FetchError(kind: .cancelled, message: "the fetcher was shut down", url: transfer.request.urlString)
@@ -101,7 +106,11 @@ final class TransferLoop: Sendable {
     /// that thread: a process that exits while the thread still cleans up libcurl (closing TLS connections, OpenSSL's
     /// per-thread state at thread exit) races OpenSSL's own clean-up at exit, and crashed about once in 150 runs.
     func shutdown() {
-        inbox.withLock { $0.shuttingDown = true }
+        let started = inbox.withLock { inbox -> Bool in
+            inbox.shuttingDown = true
+            return inbox.started
+        }
+        guard started else { return }  // no thread, nothing to wait for; later submissions fail as cancelled
         wake.wakeup()
         guard let running = thread.withLock({ id -> pthread_t? in defer { id = nil }; return id }) else {
             // Another call took the thread: wait until it has cleaned up, unless this is the thread itself.

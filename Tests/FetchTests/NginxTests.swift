@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import XMLFetching
 import Testing
 
 /// Against nginx from Debian: realistic serving with gzip, ETag/Last-Modified, keep-alive and HTTP/2 over TLS.

@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import XMLFetching
 import Testing
 
 /// What is fetched and what is refused, and the network failures that need no misbehaving server.
@@ -74,6 +75,33 @@ struct RequestTests {
         let late = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:1/feed.xml")!), into: CountingConsumer())
         #expect(late.error?.kind == .cancelled, "\(String(describing: late.error))")
         fetcher.shutdown()  // idempotent
+    }
+
+    /// The transfer thread (and libcurl) start with the first network transfer: a fetcher that only reads local files,
+    /// as `feedingest parse FILE` does, starts no thread.
+    @Test func aFetcherThatOnlyReadsLocalFilesStartsNoThread() throws {
+        let name = "fl\(UInt32.random(in: 0...UInt32.max))"
+        func threads() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.filter { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == name
+            }.count
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("local-\(UUID().uuidString).xml")
+        try FeedFixture.rss(items: 3).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var configuration = FetchConfiguration()
+        configuration.threadName = name
+        let fetcher = Fetcher(configuration: configuration)
+        let counter = CountingConsumer()
+        let result = fetcher.fetch(.localFile(file.path), into: counter)
+        #expect(result.isOK)
+        #expect(threads() == 0, "no transfer thread for a local file")
+        _ = fetcher.fetch(FetchRequest(url: URL(string: "http://127.0.0.1:1/feed.xml")!), into: CountingConsumer())
+        #expect(threads() == 1, "the first network transfer starts it")
+        fetcher.shutdown()
+        #expect(threads() == 0)
     }
 
     @Test func connectionRefused() throws {

@@ -2,6 +2,7 @@ import CZlib
 import ExpatXML
 import Fetch
 import Foundation
+import XMLFetching
 import Synchronization
 
 /// Generated feeds.

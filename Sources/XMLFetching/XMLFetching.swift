@@ -1,4 +1,7 @@
+// ExpatXML's URL entry points: fetch with Fetch and parse with ExpatXML as the bytes arrive. This module is the one
+// place where the transport (Fetch) meets the XML parser, so Fetch stays transport only.
 import ExpatXML
+import Fetch
 import Foundation
 
 /// A ``FetchConsumer`` that parses the body with an `XMLPushParser` as it arrives: the way a feed parser plugs in.
@@ -22,7 +25,7 @@ public final class XMLParsingConsumer: FetchConsumer {
 
     /// Creates the parser, with the response's charset as the hint.
     public func fetchDidReceiveResponse(_ response: FetchResponse) throws {
-        parser = XMLPushParser(handler: handler, configuration: configuration.applying(response),
+        parser = XMLPushParser(handler: handler, configuration: configuration.applyingCharset(of: response),
                                source: response.url.absoluteString)
     }
 
@@ -38,8 +41,11 @@ public final class XMLParsingConsumer: FetchConsumer {
 }
 
 extension ExpatXMLConfiguration {
-    /// This configuration with the response's charset as the hint, unless one is set already.
-    func applying(_ response: FetchResponse) -> ExpatXMLConfiguration {
+    /// This configuration with the response's `Content-Type` charset as the hint, unless one is set already.
+    ///
+    /// RFC 7303: the charset of the HTTP response outranks the XML declaration, and an explicit hint in the
+    /// configuration (a user's `--charset`) outranks both. The one place this rule is written.
+    public func applyingCharset(of response: FetchResponse) -> ExpatXMLConfiguration {
         var configuration = self
         if configuration.charsetHint == nil, let charset = response.charset { configuration.charsetHint = charset }
         return configuration
@@ -58,7 +64,7 @@ private final class DelegateParsingConsumer: FetchConsumer {
     }
 
     func fetchDidReceiveResponse(_ response: FetchResponse) throws {
-        let parser = ExpatXMLParser(configuration: configuration.applying(response), source: response.url.absoluteString)
+        let parser = ExpatXMLParser(configuration: configuration.applyingCharset(of: response), source: response.url.absoluteString)
         parser.delegate = delegate
         self.parser = parser
     }
