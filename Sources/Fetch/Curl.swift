@@ -360,3 +360,52 @@ final class CurlWakeup: @unchecked Sendable {
         handle.withLock { $0 = 0 }
     }
 }
+
+/// A code from libcurl's URL API (`CURLUcode`, curl/urlapi.h), with libcurl's own words for it.
+public struct CurlURLCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The `CURLUcode` number.
+    public let rawValue: Int32
+    /// Wraps a code.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    init(_ code: CURLUcode) { rawValue = Int32(bitPattern: code.rawValue) }
+
+    /// `CURLUE_OK`.
+    public static let ok = CurlURLCode(rawValue: 0)
+    /// `CURLUE_MALFORMED_INPUT`.
+    public static let malformedInput = CurlURLCode(rawValue: 3)
+    /// `CURLUE_BAD_PORT_NUMBER`.
+    public static let badPortNumber = CurlURLCode(rawValue: 4)
+    /// `CURLUE_UNSUPPORTED_SCHEME`.
+    public static let unsupportedScheme = CurlURLCode(rawValue: 5)
+    /// `CURLUE_NO_HOST`.
+    public static let noHost = CurlURLCode(rawValue: 14)
+    /// `CURLUE_BAD_HOSTNAME`.
+    public static let badHostname = CurlURLCode(rawValue: 21)
+    /// `CURLUE_BAD_IPV6`.
+    public static let badIPv6 = CurlURLCode(rawValue: 22)
+
+    /// libcurl's message (`curl_url_strerror`), e.g. `Bad IPv6 address`.
+    public var description: String {
+        curl_url_strerror(CURLUcode(rawValue: UInt32(bitPattern: rawValue))).map { String(cString: $0) } ?? "URL error \(rawValue)"
+    }
+}
+
+/// libcurl's URL parser (`curl_url`, `curl_url_set`): the parser that will fetch a URL, asked whether it accepts it.
+enum CurlURL {
+    /// Parses `text` as an absolute URL the way a transfer would (`curl_url_set(CURLUPART_URL)`, no guessing of a
+    /// scheme, spaces refused) and returns libcurl's code: ``CurlURLCode/ok`` when it accepts the URL.
+    /// https://curl.se/libcurl/c/curl_url_set.html
+    static func check(_ text: String) -> CurlURLCode {
+        guard let handle = curl_url() else { return CurlURLCode(CURLUE_OUT_OF_MEMORY) }
+        defer { curl_url_cleanup(handle) }
+        let code = CurlURLCode(curl_url_set(handle, CURLUPART_URL, text, 0))
+        guard code == .ok else { return code }
+        // A URL may parse without a host (`http:/feed`, which curl reads leniently); a transfer needs one.
+        var host: UnsafeMutablePointer<CChar>?
+        let hostCode = CurlURLCode(curl_url_get(handle, CURLUPART_HOST, &host, 0))
+        defer { curl_free(host) }
+        if hostCode != .ok { return hostCode }
+        if host.map({ $0.pointee == 0 }) ?? true { return .noHost }
+        return .ok
+    }
+}

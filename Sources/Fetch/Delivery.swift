@@ -268,28 +268,35 @@ final class Delivery {
             }
             return finish(TransferCompletion(abort: error))
         }
-        let path = request.url.path
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
-            return finish(TransferCompletion(abort: FetchError(kind: .fileUnreadable, message: "\(path) \(reason)", url: url)))
+        let path = request.readsStandardInput ? nil : request.url.path
+        let reader: LocalFileReader
+        do { reader = try LocalFileReader(path: path) } catch {
+            return finish(TransferCompletion(abort: FetchError(kind: .fileUnreadable, message: error.message, url: url)))
         }
-        defer { try? handle.close() }
         begin(FetchResponse(status: 200, headers: HTTPHeaders(), url: request.url))
         sniffsGzip = true
         var completion = TransferCompletion(response: response)
         while failure == nil {
             if transfer.channel.isCancelled { break }
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: 64 << 10) } catch {
-                completion.abort = FetchError(kind: .fileUnreadable, message: "reading \(path) failed: \(error.localizedDescription)", url: url)
+            var tooLarge = false
+            do {
+                let more = try reader.read { chunk in
+                    if bodyBytes + Int64(chunk.count) > configuration.maximumBodyBytes {
+                        tooLarge = true
+                    } else {
+                        process(chunk)
+                    }
+                }
+                if !more { break }
+            } catch {
+                completion.abort = FetchError(kind: .fileUnreadable, message: error.message, url: url)
                 break
             }
-            guard let chunk, !chunk.isEmpty else { break }
-            if bodyBytes + Int64(chunk.count) > configuration.maximumBodyBytes {
-                fail(FetchError(kind: .tooLarge(.bodyBytes), message: "the file exceeds the limit of \(configuration.maximumBodyBytes) bytes", url: url))
+            if tooLarge {
+                let what = path == nil ? "standard input" : "the file"
+                fail(FetchError(kind: .tooLarge(.bodyBytes), message: "\(what) exceeds the limit of \(configuration.maximumBodyBytes) bytes", url: url))
                 break
             }
-            chunk.withUnsafeBytes { process($0) }
         }
         return finish(completion)
     }

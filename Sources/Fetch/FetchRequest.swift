@@ -30,6 +30,8 @@ public struct FetchRequest: Sendable, Hashable {
     /// Whether a `file:` URL is allowed. Only ``localFile(_:)`` sets it: a URL from a feed or a redirect never
     /// reads the local disk.
     public private(set) var allowsLocalFile: Bool
+    /// Whether the body is read from standard input (``standardInput``).
+    public private(set) var readsStandardInput = false
 
     /// A request for an `http` or `https` URL. Any other scheme, `file:` included, fails with
     /// ``FetchError/Kind/unsupportedScheme``; use ``localFile(_:)`` for a file.
@@ -48,11 +50,29 @@ public struct FetchRequest: Sendable, Hashable {
         return request
     }
 
+    /// A request that reads standard input as the body, like a local file: gzip is recognised by its magic number and
+    /// inflated, and bytes are handed on as they arrive (a pipe's first bytes reach the consumer at once).
+    public static var standardInput: FetchRequest {
+        var request = FetchRequest(url: URL(fileURLWithPath: "/dev/stdin"))
+        request.allowsLocalFile = true
+        request.readsStandardInput = true
+        return request
+    }
+
     /// A request for a local file URL, explicitly allowed.
     public static func localFile(_ url: URL) -> FetchRequest {
         var request = FetchRequest(url: url)
         request.allowsLocalFile = true
         return request
+    }
+
+    /// Asks libcurl's URL parser, the one a transfer uses, whether it accepts `text` as an absolute URL; `nil` when it
+    /// does, else its reason (`Bad IPv6 address`, `Port number was not a decimal number between 0 and 65535`, ...).
+    /// A feed list checks its URLs with this when it is read, so a URL libcurl would refuse is reported with its line
+    /// number instead of failing later as a fetch.
+    public static func problem(with text: String) -> CurlURLCode? {
+        let code = CurlURL.check(text)
+        return code == .ok ? nil : code
     }
 
     /// `url` as a string, as libcurl and messages use it.

@@ -1,4 +1,5 @@
 import ExpatXML
+import Fetch
 import Foundation
 
 /// One feed of a feed list: where to fetch it, its tags, and the line that listed it.
@@ -145,6 +146,10 @@ public struct FeedList: Sendable, Hashable {
         if let scheme = scheme(of: text) {
             switch scheme.lowercased() {
             case "http", "https":
+                // libcurl's own parser first: it is the one that will fetch the URL, and it is stricter.
+                if let problem = FetchRequest.problem(with: text) {
+                    return .failure(Refusal(message: "not a URL libcurl accepts: \(problem)"))
+                }
                 guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
                     return .failure(Refusal(message: "not a valid URL"))
                 }

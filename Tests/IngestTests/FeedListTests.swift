@@ -1,3 +1,4 @@
+import Fetch
 import Foundation
 import Ingest
 import Testing
@@ -44,9 +45,36 @@ struct FeedListTests {
         #expect(list.entries.map(\.source) == ["https://ok.example/feed", "/b/relative.xml"])
         #expect(list.problems.map(\.line) == [2, 3, 4, 5, 7])
         #expect(list.problems[0].message.contains("unknown scheme 'ftp'"))
-        #expect(list.problems[1].message == "not a valid URL")
+        #expect(list.problems[1].message.hasPrefix("not a"), "\(list.problems[1])")
         #expect(list.problems[0].description.hasPrefix("line 2: "))
         #expect(list.problems[0].text == "ftp://example.com/feed.xml")
+    }
+
+    /// Every URL libcurl's parser refuses is a bad line when the list is read, with libcurl's reason, instead of a
+    /// fetch failure later without its line number; the URLs it accepts stay as written.
+    @Test func checksURLsWithLibcurlsParser() {
+        let text = """
+            http://[zz]/feed
+            https://example.com:99999/feed
+            http://exa<mple.com/feed
+            http://127.0.0.1:8080/feed.xml?x=1#top
+            https://[::1]:8443/atom
+            https://example.com/caf%C3%A9/feed
+            http://[::1/feed
+            """
+        let list = FeedList(text: text, baseDirectory: "/")
+        #expect(list.entries.map(\.source) == [
+            "http://127.0.0.1:8080/feed.xml?x=1#top", "https://[::1]:8443/atom", "https://example.com/caf%C3%A9/feed",
+        ])
+        #expect(list.problems.map(\.line) == [1, 2, 3, 7])
+        for problem in list.problems {
+            #expect(problem.message.hasPrefix("not a URL libcurl accepts: "), "\(problem)")
+        }
+        #expect(list.problems[0].message.contains("IPv6"), "libcurl's own words: \(list.problems[0].message)")
+        #expect(list.problems[1].message.lowercased().contains("port"), "\(list.problems[1].message)")
+        #expect(list.problems[2].message.contains("Bad hostname"), "\(list.problems[2].message)")
+        #expect(FetchRequest.problem(with: "http://[zz]/feed") == .badIPv6)
+        #expect(FetchRequest.problem(with: "https://example.com/feed") == nil)
     }
 
     @Test func keepsDuplicatesOnceWithTheTagsOfEveryLine() {
