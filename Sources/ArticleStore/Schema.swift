@@ -11,13 +11,19 @@ struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2])
+    static let current = Schema(migrations: [version1, version2, version3])
 
     /// Version 2: each feed's tags, as the feed list gives them (`tagSeparator` between them; `NULL` for none), and
     /// whether its last attempt was refused with a 429 (which leaves `outcome`, the last finished fetch's, alone).
     static let version2 = """
         ALTER TABLE feeds ADD COLUMN tags TEXT;
         ALTER TABLE feeds ADD COLUMN rate_limited INTEGER NOT NULL DEFAULT 0 CHECK (rate_limited IN (0, 1));
+        """
+
+    /// Version 3: the kind of the last error (`fetch.http-status`, `parse.tag-mismatch`, `store.read-only`, ...) beside
+    /// its text, so `feeds` and scripts match on the kind, not the words.
+    static let version3 = """
+        ALTER TABLE feeds ADD COLUMN error_kind TEXT;
         """
 
     /// Between two stored tags: the ASCII unit separator, which no tag contains.
@@ -113,7 +119,7 @@ enum SQL {
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
-        tags, rate_limited
+        tags, rate_limited, error_kind
         """
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")
@@ -153,7 +159,7 @@ enum SQL {
     static let finishUpdated = key(15, """
         UPDATE feeds SET etag = ?2, last_modified = ?3, body_hash = ?4, current_url = coalesce(?5, current_url),
             title = coalesce(?6, title), home_url = coalesce(?7, home_url), last_attempt = ?8, last_success = ?8,
-            outcome = 'updated', error = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0,
+            outcome = 'updated', error = NULL, error_kind = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0,
             last_seen_count = ?10, last_new_count = ?11, last_updated_count = ?12
         WHERE id = ?1
         """)
@@ -161,14 +167,14 @@ enum SQL {
         UPDATE feeds SET etag = coalesce(?2, etag), last_modified = coalesce(?3, last_modified),
             body_hash = coalesce(?4, body_hash), current_url = coalesce(?5, current_url), title = coalesce(?6, title),
             home_url = coalesce(?7, home_url), last_attempt = ?8, last_success = ?8, outcome = 'not-modified',
-            error = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0
+            error = NULL, error_kind = NULL, consecutive_failures = 0, next_fetch = ?9, rate_limited = 0
         WHERE id = ?1
         """)
     static let failuresOfFeed = key(17, "SELECT consecutive_failures FROM feeds WHERE id = ?1")
     /// A failed fetch: the error and the next allowed fetch; unless it was refused for now (?5 = 1, a 429), also the
     /// outcome and the failure count (?6), which a refusal leaves as they were.
     static let finishFailed = key(18, """
-        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4, rate_limited = ?5,
+        UPDATE feeds SET last_attempt = ?2, error = ?3, next_fetch = ?4, rate_limited = ?5, error_kind = ?7,
             outcome = CASE ?5 WHEN 1 THEN outcome ELSE 'failed' END,
             consecutive_failures = CASE ?5 WHEN 1 THEN consecutive_failures ELSE ?6 END
         WHERE id = ?1

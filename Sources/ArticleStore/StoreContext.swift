@@ -17,7 +17,7 @@ import Syndication
 ///     // or, when the fetch or parse failed: try context.failFeed(feed, FeedFailure(error: "…"))
 ///
 /// Articles are held in memory and written in **batches**, one `BEGIN IMMEDIATE` transaction each: when a feed
-/// has ``StoreConfiguration/batchSize`` pending articles, or its oldest pending article has waited
+/// has ``StoreConfiguration/commitBatchSize`` pending articles, or its oldest pending article has waited
 /// ``StoreConfiguration/batchInterval`` (checked on every ``store(_:in:)``; call ``commitIfDue(now:)`` from an
 /// idle loop so a stalled download does not hold articles back). No lock is held between batches, so other
 /// contexts and processes write in between. Every call that commits returns the committed articles with their
@@ -249,6 +249,7 @@ public final class StoreContext {
             try update.bind(next.timeIntervalSince1970, at: 4)
             try update.bind(failure.counts ? 0 : 1, at: 5)
             try update.bind(failures, at: 6)
+            try update.bind(failure.kind, at: 7)
             try update.run()
             sessions[feed] = copy
             return results
@@ -376,7 +377,7 @@ public final class StoreContext {
 
         func isDue(now: ContinuousClock.Instant, configuration: StoreConfiguration) -> Bool {
             guard let oldestPending else { return hasWork }
-            return pending.count >= configuration.batchSize || now - oldestPending >= configuration.batchInterval
+            return pending.count >= configuration.commitBatchSize || now - oldestPending >= configuration.batchInterval
         }
     }
 
@@ -642,7 +643,7 @@ public final class StoreContext {
             articleCount: Int(row.int64(15)), lastFetchSeen: row.optionalInt64(16).map(Int.init),
             lastFetchNew: row.optionalInt64(17).map(Int.init), lastFetchUpdated: row.optionalInt64(18).map(Int.init),
             tags: row.text(19).map { $0.split(separator: Schema.tagSeparator).map(String.init) } ?? [],
-            isRateLimited: row.int64(20) != 0)
+            isRateLimited: row.int64(20) != 0, errorKind: row.text(21))
     }
 
     private func record(from row: SQLiteStatement) throws(StoreError) -> ArticleRecord {

@@ -44,10 +44,10 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// How long a connection waits for another connection's (or process's) lock before failing with
     /// `SQLITE_BUSY` (`sqlite3_busy_timeout`). Default 5 seconds.
     public var busyTimeout: Duration = .seconds(5)
-    /// Commit a feed's pending articles once this many have been stored. Default 1000: with random guids
+    /// Articles per transaction: commit a feed's pending articles once this many have been stored. Default 1000: with random guids
     /// (`urn:uuid:…`) each batch rewrites the key-index pages it touches, so small batches of a big feed cost up
     /// to 1.5× more; pending articles take ~2 KB each. ``batchInterval`` bounds the wait for small feeds.
-    public var batchSize = 1000
+    public var commitBatchSize = 1000
     /// Commit a feed's pending articles once the oldest has waited this long (checked in
     /// ``StoreContext/store(_:in:)`` and ``StoreContext/commitIfDue(now:)``). Default 200 ms.
     public var batchInterval: Duration = .milliseconds(200)
@@ -149,6 +149,9 @@ public struct FeedSuccess: Sendable, Hashable {
 public struct FeedFailure: Sendable, Hashable {
     /// The error, as text for people.
     public var error: String
+    /// The error's kind, for scripts to match on (Ingest records `layer.code`: `fetch.http-status`,
+    /// `parse.tag-mismatch`, `store.read-only`); `nil` when the caller has none.
+    public var kind: String?
     /// The next allowed fetch from `Retry-After`; `nil` to let the store back off exponentially
     /// (``StoreConfiguration/failureBackoff``).
     public var retryAfter: Date?
@@ -161,8 +164,9 @@ public struct FeedFailure: Sendable, Hashable {
     public var counts: Bool
 
     /// Creates a failure.
-    public init(error: String, retryAfter: Date? = nil, date: Date = Date(), counts: Bool = true) {
+    public init(error: String, kind: String? = nil, retryAfter: Date? = nil, date: Date = Date(), counts: Bool = true) {
         self.error = error
+        self.kind = kind
         self.retryAfter = retryAfter
         self.date = date
         self.counts = counts
@@ -248,6 +252,8 @@ public struct FeedStatus: Sendable, Hashable {
     /// Whether the last attempt was refused for now (`429 Too Many Requests`; ``FeedFailure/counts`` `false`):
     /// ``error`` and ``nextFetch`` tell why and until when, while ``outcome`` is still the last finished fetch's.
     public var isRateLimited = false
+    /// The kind of ``error`` (``FeedFailure/kind``), when the failure recorded one.
+    public var errorKind: String?
 }
 
 /// Which articles to read, newest first.

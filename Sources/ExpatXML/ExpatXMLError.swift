@@ -67,6 +67,40 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The input could not be read (a missing file, an I/O error).
         public static let readFailed = Code(rawValue: 1003)
 
+        /// The code as a stable lowercase name for scripts and reports (`tag-mismatch`, `depth-limit-exceeded`);
+        /// `expat-N` for a code without a name here.
+        public var name: String {
+            switch self {
+            case .noMemory: return "no-memory"
+            case .syntax: return "syntax"
+            case .noElements: return "no-elements"
+            case .invalidToken: return "invalid-token"
+            case .unclosedToken: return "unclosed-token"
+            case .partialCharacter: return "partial-character"
+            case .tagMismatch: return "tag-mismatch"
+            case .duplicateAttribute: return "duplicate-attribute"
+            case .junkAfterDocumentElement: return "junk-after-document-element"
+            case .undefinedEntity: return "undefined-entity"
+            case .recursiveEntityReference: return "recursive-entity-reference"
+            case .badCharacterReference: return "bad-character-reference"
+            case .attributeExternalEntityReference: return "attribute-external-entity-reference"
+            case .misplacedXMLDeclaration: return "misplaced-xml-declaration"
+            case .unknownEncoding: return "unknown-encoding"
+            case .incorrectEncoding: return "incorrect-encoding"
+            case .unclosedCDATASection: return "unclosed-cdata-section"
+            case .unboundPrefix: return "unbound-prefix"
+            case .xmlDeclaration: return "xml-declaration"
+            case .aborted: return "aborted"
+            case .finished: return "finished"
+            case .amplificationLimitBreach: return "amplification-limit-breach"
+            case .depthLimitExceeded: return "depth-limit-exceeded"
+            case .textNodeTooLarge: return "text-node-too-large"
+            case .unsupportedEncoding: return "unsupported-encoding"
+            case .readFailed: return "read-failed"
+            default: return "expat-\(rawValue)"
+            }
+        }
+
         /// The code's name, for messages and logs.
         public var description: String {
             switch self {

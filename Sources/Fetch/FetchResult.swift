@@ -87,6 +87,23 @@ public struct FetchError: Error, CustomStringConvertible {
     }
 }
 
+/// Two fetch errors are equal when their kind, codes, message, URL and status are: ``FetchError/underlying`` (an
+/// explanation of the same failure) is not compared, so results that carry errors can be compared and hashed.
+extension FetchError: Hashable {
+    public static func == (lhs: FetchError, rhs: FetchError) -> Bool {
+        lhs.kind == rhs.kind && lhs.curlCode == rhs.curlCode && lhs.message == rhs.message && lhs.url == rhs.url
+            && lhs.status == rhs.status
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(curlCode)
+        hasher.combine(message)
+        hasher.combine(url)
+        hasher.combine(status)
+    }
+}
+
 /// What a fetch ended with.
 public enum FetchOutcome: Sendable {
     /// The whole body was delivered to the consumer, which finished without error.

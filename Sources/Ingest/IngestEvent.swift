@@ -1,11 +1,12 @@
 import ArticleStore
+import Fetch
 import Foundation
 import Syndication
 
 /// Something that happened during an ingest run, as observers hear it.
 ///
 /// Events of one feed come in this order: ``feedStarted(_:)``, ``firstElement(_:_:)`` (when the body began with a
-/// feed's root element), its ``articleStored(_:)`` events (each after the article was committed), then
+/// feed's root element), its ``articleIngested(_:)`` events (each after the article was committed), then
 /// ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
 /// comes first and ``runFinished(_:)`` last.
 public enum IngestEvent: Sendable {
@@ -15,8 +16,9 @@ public enum IngestEvent: Sendable {
     case feedStarted(FeedEntry)
     /// The feed's root element was parsed and recognised: the first sign of a working feed, long before its end.
     case firstElement(FeedEntry, FeedFormat)
-    /// An article was committed to the store (or, without a store, parsed).
-    case articleStored(IngestedArticle)
+    /// An article is through the pipeline: committed to the store, with its identifier and what the store made of
+    /// it; or, without a store, parsed (no identifier, no change).
+    case articleIngested(IngestedArticle)
     /// A feed is done: fetched and stored, not modified, deferred, or failed.
     case feedFinished(FeedEntry, FeedResult)
     /// The run is over; nothing follows.
@@ -58,13 +60,13 @@ public enum FeedResult: Sendable, Hashable {
     case rateLimited(until: Date?)
     /// The host name did not resolve or had no route, and no other remote feed of the run got an answer either: the network looks
     /// down. Treated as deferred: the store is untouched and no failure is counted. (When another remote feed did
-    /// get an answer, an unresolved host is a ``failed(reason:counts:)`` instead.)
-    case offline(reason: String)
+    /// get an answer, an unresolved host is a ``failed(_:counts:)`` instead.) The error says which.
+    case offline(FetchError)
     /// Not fetched, or aborted, because the run was cancelled (``IngestPipeline/cancel()``); the store is as before.
     case cancelled
-    /// The fetch, the parse or the store failed; the reason is for people. Articles committed before the failure
-    /// stay committed (and were reported).
-    case failed(reason: String, counts: FeedCounts)
+    /// The fetch, the parse or the store failed, with the typed error of the layer that failed (its description is
+    /// the reason for people). Articles committed before the failure stay committed (and were reported).
+    case failed(IngestError, counts: FeedCounts)
 
     /// Whether the feed failed.
     public var isFailure: Bool {
@@ -168,7 +170,7 @@ extension FeedCounts {
 ///
 /// The events are produced on several threads and queued, in order, onto the event queue: ``IngestEvent/feedStarted(_:)``,
 /// ``IngestEvent/firstElement(_:_:)`` and ``IngestEvent/feedFinished(_:_:)`` by the feed's worker thread;
-/// ``IngestEvent/articleStored(_:)`` by the worker's store thread as each batch commits (by the worker itself without a
+/// ``IngestEvent/articleIngested(_:)`` by the worker's store thread as each batch commits (by the worker itself without a
 /// store, or for the articles its final `finishFeed`/`failFeed` commits), each after the commit and before the feed's
 /// ``IngestEvent/feedFinished(_:_:)``; the run's first and last events by the thread that called
 /// ``IngestPipeline/run(_:)``. None of this is visible to observers, which only ever run on the event queue.

@@ -12,7 +12,7 @@ import Syndication
 /// - ``store(_:in:)`` hands over a batch of parsed articles and returns at once, unless ``capacity(_:)`` jobs already
 ///   wait (then the parser blocks: backpressure, so memory stays flat however large the feed). The store thread
 ///   stores them, commits when due (`commitIfDue`, also after ``StoreContext``'s batch interval when no job comes),
-///   and reports each committed batch as ``IngestEvent/articleStored(_:)`` events. A store error is kept in the
+///   and reports each committed batch as ``IngestEvent/articleIngested(_:)`` events. A store error is kept in the
 ///   feed's ``StoreSession`` (the worker's consumer then stops the transfer) and the feed's later batches are skipped.
 /// - ``perform(_:)`` runs a synchronous operation (begin, finish, fail or discard a feed, read its status) after
 ///   every job queued before it, and waits for its result; so a feed's ``IngestEvent/feedFinished(_:_:)``, emitted
@@ -21,16 +21,17 @@ import Syndication
 /// Only `Sendable` values cross: article batches, `FeedID`s, `StoredArticle`s, results and errors. One producer (the
 /// worker thread) and one consumer (the store thread).
 final class StoreThread: Sendable {
-    /// Articles per batch the worker hands over (a batch also ends with each body chunk, so a slow download's
-    /// articles are not held back).
-    static let batchSize = 64
+    /// Articles per hand-off from the worker to the store thread (a hand-off also happens at the end of each body
+    /// chunk, so a slow download's articles are not held back). Not the store's commit batch
+    /// (`StoreConfiguration.commitBatchSize`, articles per transaction).
+    static let handOffSize = 64
 
-    /// Jobs that may wait before the worker blocks: enough batches of ``batchSize`` to hold two of the
-    /// store's commit batches (`StoreConfiguration.batchSize`), at least 4. SQLite's work comes in bursts, one
+    /// Jobs that may wait before the worker blocks: enough hand-offs of ``handOffSize`` to hold two of the
+    /// store's commit batches (`StoreConfiguration.commitBatchSize`), at least 4. SQLite's work comes in bursts, one
     /// transaction per commit batch (1000 articles: ~15 ms here), and the parser must be able to run on through one;
     /// with only 4 small batches it blocked for most of each commit. 32 × 64 articles of ~1.4 KB is ~3 MB.
     static func capacity(_ configuration: StoreConfiguration) -> Int {
-        max(4, 2 * configuration.batchSize / batchSize)
+        max(4, 2 * configuration.commitBatchSize / handOffSize)
     }
 
     private let jobs: JobQueue
@@ -171,7 +172,7 @@ private struct StoreLoop {
 
     private func report(_ committed: [StoredArticle], _ session: StoreSession) {
         for stored in committed {
-            emit(.articleStored(IngestedArticle(entry: session.entry, article: stored.article, id: stored.id, change: stored.change)))
+            emit(.articleIngested(IngestedArticle(entry: session.entry, article: stored.article, id: stored.id, change: stored.change)))
         }
     }
 }

@@ -272,6 +272,17 @@ extension FeedSummary {
     /// Writes the summary as one JSON object, the contract documented by `Schemas/report.schema.json`.
     public func write(to json: inout JSONWriter) {
         json.beginObject()
+        writeFields(to: &json)
+        if let error {
+            json.key("error")
+            error.write(to: &json)
+        }
+        json.endObject()
+    }
+
+    /// Writes the summary's fields but its error into the object `json` is writing, for a caller that reports an
+    /// error of its own (one from reading the input rather than parsing it).
+    public func writeFields(to json: inout JSONWriter) {
         json.field("source", source)
         if let format = metadata.format {
             json.key("format")
@@ -301,25 +312,29 @@ extension FeedSummary {
             json.number(Int64(count))
         }
         json.endObject()
-        if let error {
-            json.key("error")
-            json.beginObject()
-            switch error.kind {
-            case .xml(let code):
-                json.field("kind", "xml")
-                json.key("code")
-                json.number(Int64(code.rawValue))
-            case .notAFeed:
-                json.field("kind", "notAFeed")
-            }
-            json.field("message", error.message)
-            if error.line > 0 {
-                json.field("line", error.line)
-                json.field("column", error.column)
-            }
-            if error.byteOffset >= 0 { json.key("byteOffset"); json.number(error.byteOffset) }
-            json.endObject()
+    }
+}
+
+extension FeedError {
+    /// Writes `{"kind": "xml"|"notAFeed", "name": …, "code": …, "message": …, "line": …, …}` (the report's error).
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        switch kind {
+        case .xml(let code):
+            json.field("kind", "xml")
+            json.field("name", code.name)
+            json.key("code")
+            json.number(Int64(code.rawValue))
+        case .notAFeed:
+            json.field("kind", "notAFeed")
+            json.field("name", "not-a-feed")
         }
+        json.field("message", message)
+        if line > 0 {
+            json.field("line", line)
+            json.field("column", column)
+        }
+        if byteOffset >= 0 { json.key("byteOffset"); json.number(byteOffset) }
         json.endObject()
     }
 }

@@ -75,6 +75,7 @@ enum FeedsCommand {
         json.field("status", status(of: feed))
         json.field("consecutiveFailures", feed.consecutiveFailures)
         json.field("error", feed.error)
+        json.field("errorKind", feed.errorKind)
         json.field("lastFetch", feed.lastAttempt)
         json.field("lastSuccess", feed.lastSuccess)
         json.field("nextFetch", feed.nextFetch)
@@ -97,7 +98,7 @@ enum FeedsCommand {
                 .compactMap { $0 }.joined(separator: "+")
             var name = StoreLocation.displayName(ofFeed: feed.url)
             if let title = feed.title.map(oneLine), !title.isEmpty { name += "  \"\(title)\"" }
-            if let error = feed.error.map(oneLine) { name += "  error: \(error)" }
+            if let error = feed.error.map(oneLine) { name += "  error" + (feed.errorKind.map { " (\($0))" } ?? "") + ": \(error)" }
             rows.append([
                 status(of: feed), String(feed.consecutiveFailures), String(feed.articleCount),
                 feed.lastAttempt.map(formatter.string(from:)) ?? "-",

@@ -18,7 +18,7 @@ final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
 
     func ingest(_ event: IngestEvent) {
         switch event {
-        case .articleStored(let stored):
+        case .articleIngested(let stored):
             var extra: [(key: String, value: String)] = []
             switch stored.change {
             case .new?: extra = [("status", "new")]
@@ -64,7 +64,7 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             total = feeds
             started = clock.now
             draw(force: true)
-        case .articleStored(let stored):
+        case .articleIngested(let stored):
             switch stored.change {
             case .new?: counts.new += 1
             case .updated?: counts.updated += 1
@@ -75,10 +75,10 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             done += 1
             switch result {
             case .ok(let feed): counts.bytes += feed.bytes
-            case .failed(let reason, let feed):
+            case .failed(let error, let feed):
                 counts.bytes += feed.bytes
-                failures.append((entry.source, reason))
-                if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(reason)\n") }
+                failures.append((entry.source, error.description))
+                if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(error)\n") }
             default: break
             }
             draw(force: false)
@@ -261,14 +261,14 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         case .rateLimited(let until)?:
             json.field("result", "rate-limited")
             json.field("nextFetch", until)
-        case .offline(let reason)?:
+        case .offline(let error)?:
             json.field("result", "offline")
-            json.field("reason", reason)
+            write(.fetch(error), to: &json)
         case .cancelled?, nil:
             json.field("result", "cancelled")
-        case .failed(let reason, let feedCounts)?:
+        case .failed(let error, let feedCounts)?:
             json.field("result", "failed")
-            json.field("reason", reason)
+            write(error, to: &json)
             counts = feedCounts
         }
         if let format = feed.format {
@@ -285,6 +285,29 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         }
         json.field("firstElementMs", feed.firstElement.map(milliseconds))
         json.field("durationMs", feed.duration.map(milliseconds))
+        json.endObject()
+    }
+
+    /// `"reason"` (the text for people) and `"error"`: the layer that failed and its code, with the HTTP status,
+    /// libcurl's code, or the line and column where they apply.
+    private static func write(_ error: IngestError, to json: inout JSONWriter) {
+        json.field("reason", error.description)
+        json.key("error")
+        json.beginObject()
+        json.field("kind", error.kind)
+        json.field("code", error.code)
+        switch error {
+        case .fetch(let fetch):
+            if let status = fetch.status { json.field("status", status) }
+            if let curlCode = fetch.curlCode { json.field("curlCode", Int(curlCode.rawValue)) }
+        case .parse(let parse):
+            if parse.line > 0 {
+                json.field("line", parse.line)
+                json.field("column", parse.column)
+            }
+        case .store(let store):
+            if store.code != .ok { json.field("sqliteCode", Int(store.code.rawValue)) }
+        }
         json.endObject()
     }
 

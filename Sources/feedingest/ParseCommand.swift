@@ -1,6 +1,6 @@
-import ExpatXML
 import Fetch
 import Foundation
+import Ingest
 import Syndication
 
 /// `feedingest parse FILE... [--report FILE]`: articles of feed files as NDJSON, without a store.
@@ -42,18 +42,18 @@ enum ParseCommand {
         var configuration = FeedParserConfiguration()
         configuration.xml.charsetHint = parsed.options["--charset"]
 
-        var summaries: [FeedSummary] = []
+        var inputs: [ParsedInput] = []
         var failed = false
+        let reader = InputReader()
         for input in parsed.positional {
-            let summary = parse(input, configuration: configuration)
-            if let error = summary.error {
+            let parsed = reader.parse(input, configuration: configuration)
+            if let error = parsed.error {
                 failed = true
-                if !quiet { StandardStreams.error.write("feedingest: \(error.line > 0 ? "\(input):\(error.line):\(error.column)" : input): \(error.message)\n") }
+                if !quiet { StandardStreams.error.write("feedingest: \(Self.describe(error, input: input))\n") }
             }
-            summaries.append(summary)
+            inputs.append(parsed)
         }
-        fetcher?.shutdown()  // its transfer thread ends (joined) now, not in a race with the process's exit
-        fetcher = nil
+        reader.shutdown()  // a network transfer thread ends (joined) now, not in a race with the process's exit
         StandardStreams.output.flush()
 
         if let reportPath = parsed.options["--report"] {
@@ -62,7 +62,7 @@ enum ParseCommand {
             json.field("generator", "feedingest \(Command.version)")
             json.key("inputs")
             json.beginArray()
-            for summary in summaries { summary.write(to: &json) }
+            for input in inputs { input.write(to: &json) }
             json.endArray()
             json.endObject()
             json.raw(0x0A)
@@ -76,119 +76,105 @@ enum ParseCommand {
         return failed ? 1 : 0
     }
 
-    /// Streams one input through a FeedParser, printing each article as it completes.
-    static func parse(_ input: String, configuration: FeedParserConfiguration) -> FeedSummary {
-        let lowered = input.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return parseURL(input, configuration: configuration) }
-        var json = JSONWriter()
-        let parser = FeedParser(source: input, configuration: configuration) { article, _ in
-            json.reset()
-            article.write(to: &json)
-            json.raw(0x0A)
-            StandardStreams.output.write(json.bytes)
+    /// `INPUT:LINE:COLUMN: message` for a parse error with a position, else `INPUT: message`.
+    static func describe(_ error: IngestError, input: String) -> String {
+        switch error {
+        case .parse(let error) where error.line > 0: return "\(input):\(error.line):\(error.column): \(error.message)"
+        case .parse(let error): return "\(input): \(error.message)"
+        case .fetch(let error):
+            var text = "\(input): \(error.message)"
+            if let curlCode = error.curlCode { text += " [CURLcode \(curlCode.rawValue)]" }
+            return text
+        case .store(let error): return "\(input): \(error)"
         }
-        let reader: ChunkReader
-        if input == "-" {
-            reader = ChunkReader(standardInputWithChunkSize: 64 * 1024)
-        } else {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-                return failedSummary(parser, input, "is a directory, not a feed file")
+    }
+
+    /// One input's outcome: what the parser learnt, and the error that stopped it (typed: reading or parsing).
+    struct ParsedInput {
+        var summary: FeedSummary
+        var error: IngestError?
+
+        /// The input's object in the report: the parser's summary, with the error of whichever layer failed.
+        func write(to json: inout JSONWriter) {
+            json.beginObject()
+            summary.writeFields(to: &json)
+            switch error {
+            case .parse(let error)?:
+                json.key("error")
+                error.write(to: &json)
+            case .fetch(let error)?:
+                json.key("error")
+                json.beginObject()
+                json.field("kind", "fetch")
+                json.field("name", error.kind.name)
+                json.field("message", error.message)
+                if let status = error.status { json.field("status", status) }
+                if let curlCode = error.curlCode { json.field("curlCode", Int(curlCode.rawValue)) }
+                json.endObject()
+            case .store?, nil:
+                break
             }
-            guard let opened = ChunkReader(path: input) else { return failedSummary(parser, input, ChunkReader.lastOpenError()) }
-            reader = opened
+            json.endObject()
         }
-        // A .gz file, or gzip bytes on stdin (told by their magic number), is inflated as it streams,
-        // with the same Inflater HTTP bodies use.
-        var inflater: Inflater? = input.hasSuffix(".gz") ? Inflater(format: .gzip) : nil
-        var first = true
-        do {
-            while true {
-                let chunk = try reader.next()
-                if chunk.isEmpty { break }
-                if first {
-                    first = false
-                    if input == "-", chunk.count >= 2, chunk[chunk.startIndex] == 0x1F, chunk[chunk.startIndex + 1] == 0x8B {
-                        inflater = Inflater(format: .gzip)
-                    }
+    }
+
+    /// Reads every input through the path ingest uses: Fetch delivers a local file, standard input or an `http(s)`
+    /// URL (inflating gzip, told by its magic number or `Content-Encoding`) to a ``FeedParsingConsumer`` as the bytes
+    /// arrive, and each article is printed as soon as its item closes.
+    final class InputReader {
+        /// Local files and stdin: the user's own input, so no size limit (a 200 MB feed streams in flat memory).
+        private let local: Fetcher = {
+            var configuration = FetchConfiguration()
+            configuration.maximumBodyBytes = .max
+            configuration.maximumDecodedBytes = .max
+            configuration.maximumInflationRatio = .infinity
+            return Fetcher(configuration: configuration)
+        }()
+        /// URLs, with Fetch's default limits; made on first use, so a local parse starts no transfer thread.
+        private var network: Fetcher?
+
+        func parse(_ input: String, configuration: FeedParserConfiguration) -> ParsedInput {
+            let request: FetchRequest
+            let fetcher: Fetcher
+            let lowered = input.lowercased()
+            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+                guard let url = URL(string: input), url.host != nil else {
+                    let error = FetchError(kind: .invalidURL, message: "not a valid URL", url: input)
+                    return ParsedInput(summary: FeedParsingConsumer(source: input).summary, error: .fetch(error))
                 }
-                var failure: FeedError?
-                chunk.withUnsafeBytes { bytes in
-                    guard let inflater else {
-                        do throws(FeedError) { try parser.parse(bytes) } catch { failure = error }
-                        return
-                    }
-                    do throws(InflateError) {
-                        try inflater.inflate(bytes) { inflated in
-                            do throws(FeedError) { try parser.parse(inflated) } catch { failure = error }
-                            return failure == nil
-                        }
-                    } catch {
-                        failure = FeedError(kind: .xml(.readFailed), message: "gzip: \(error.message)", line: 0, column: 0,
-                                            byteOffset: -1, source: input)
-                    }
-                }
-                if let failure { throw failure }
-                StandardStreams.output.flush()  // articles of this chunk go out now, not at the end
+                if network == nil { network = Fetcher() }
+                fetcher = network!
+                request = FetchRequest(url: url)
+            } else {
+                fetcher = local
+                request = input == "-" ? .standardInput : .localFile(input)
             }
-            if let inflater {
-                do throws(InflateError) { try inflater.finish() } catch {
-                    throw FeedError(kind: .xml(.readFailed), message: "gzip: \(error.message)", line: 0, column: 0, byteOffset: -1, source: input)
-                }
-            }
-            try parser.finish()
-        } catch let error as FeedError {
-            var summary = parser.summary
-            if summary.error == nil { summary.error = error }  // an inflate error; the parser's own is already there
+            let consumer = PrintingConsumer(FeedParsingConsumer(source: input, configuration: configuration))
+            let result = fetcher.fetch(request, into: consumer)
             StandardStreams.output.flush()
-            return summary
-        } catch {
-            return failedSummary(parser, input, "read failed: \((error as? ChunkReader.ReadError)?.message ?? "\(error)")")
+            var error = consumer.feed.failure(of: result)
+            if error == nil, result.isNotModified {
+                error = .fetch(FetchError(kind: .httpStatus(304), message: "not modified (HTTP 304) without validators", url: input,
+                                          status: 304))
+            }
+            return ParsedInput(summary: consumer.feed.summary, error: error)
         }
-        StandardStreams.output.flush()
-        return parser.summary
+
+        func shutdown() {
+            network?.shutdown()
+            network = nil
+        }
     }
 
-    /// The one fetcher of this process, made on first use (only `parse URL` needs it).
-    nonisolated(unsafe) private static var fetcher: Fetcher?  // the command runs on one thread
-
-    /// Fetches a feed with libcurl and parses its body as it arrives (inflating gzip on the fly), printing
-    /// each article as it completes. The Content-Type charset is the parser's hint; the final URL after
-    /// redirects is the base for relative links.
-    static func parseURL(_ input: String, configuration: FeedParserConfiguration) -> FeedSummary {
-        let placeholder = FeedParser(source: input, configuration: configuration) { _, _ in }
-        guard let url = URL(string: input), url.host != nil else { return failedSummary(placeholder, input, "not a valid URL") }
-        if fetcher == nil { fetcher = Fetcher() }
-        let consumer = PrintingConsumer(source: input, configuration: configuration)
-        let result = fetcher!.fetch(FetchRequest(url: url), into: consumer)
-        StandardStreams.output.flush()
-        let parser = consumer.parser ?? placeholder
-        var summary = parser.summary
-        if summary.error == nil, let error = result.error {
-            summary.error = FeedError(kind: .xml(.readFailed), message: error.description, line: 0, column: 0, byteOffset: -1, source: input)
-        } else if summary.error == nil, case .notModified = result.outcome {
-            summary.error = FeedError(kind: .xml(.readFailed), message: "not modified (HTTP 304) without validators", line: 0, column: 0,
-                                      byteOffset: -1, source: input)
-        }
-        return summary
-    }
-
-    /// Feeds a fetched body into a FeedParser made when the response arrives (so its charset can be the hint).
+    /// Passes the body to the feed's consumer and flushes stdout after each chunk, so articles go out as the body
+    /// arrives, never held to the end.
     final class PrintingConsumer: FetchConsumer {
-        private let source: String
-        private let configuration: FeedParserConfiguration
-        private(set) var parser: FeedParser?
+        let feed: FeedParsingConsumer
         private var json = JSONWriter()
 
-        init(source: String, configuration: FeedParserConfiguration) {
-            self.source = source
-            self.configuration = configuration
-        }
-
-        func fetchDidReceiveResponse(_ response: FetchResponse) throws {
-            var configuration = self.configuration
-            if configuration.xml.charsetHint == nil { configuration.xml.charsetHint = response.charset }
-            parser = FeedParser(source: source, baseURL: response.url.absoluteString, configuration: configuration) { [unowned self] article, _ in
+        init(_ feed: FeedParsingConsumer) {
+            self.feed = feed
+            feed.onArticle = { [unowned self] article, _ in
                 json.reset()
                 article.write(to: &json)
                 json.raw(0x0A)
@@ -196,19 +182,17 @@ enum ParseCommand {
             }
         }
 
+        func fetchDidReceiveResponse(_ response: FetchResponse) throws {
+            try feed.fetchDidReceiveResponse(response)
+        }
+
         func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
-            try parser?.parse(bytes)
-            StandardStreams.output.flush()  // articles go out as the body arrives
+            defer { StandardStreams.output.flush() }
+            try feed.fetchDidReceive(bytes)
         }
 
         func fetchDidFinish() throws {
-            try parser?.finish()
+            try feed.fetchDidFinish()
         }
-    }
-
-    private static func failedSummary(_ parser: FeedParser, _ input: String, _ message: String) -> FeedSummary {
-        var summary = parser.summary
-        summary.error = FeedError(kind: .xml(.readFailed), message: message, line: 0, column: 0, byteOffset: -1, source: input)
-        return summary
     }
 }

@@ -127,7 +127,7 @@ struct StoreTests {
     @Test(arguments: [1, 256])
     func identicalGuidsFallBackToLinks(batchSize: Int) throws {
         var configuration = StoreConfiguration()
-        configuration.batchSize = batchSize  // 1: the first article is committed under its guid before the switch
+        configuration.commitBatchSize = batchSize  // 1: the first article is committed under its guid before the switch
         let fixture = try Fixture(configuration: configuration)
         let context = fixture.context
         let articles = (0..<4).map { makeArticle("https://example.com/feed", link: "https://example.com/post/\($0)", title: "Post \($0)") }
@@ -156,7 +156,7 @@ struct StoreTests {
 
     @Test func batchesCommitEveryNArticlesAndAfterTheInterval() throws {
         var configuration = StoreConfiguration()
-        configuration.batchSize = 3
+        configuration.commitBatchSize = 3
         configuration.batchInterval = .seconds(3600)
         let fixture = try Fixture(configuration: configuration)
         let context = fixture.context
@@ -175,7 +175,7 @@ struct StoreTests {
 
     @Test func validatorsAreWrittenOnlyInTheFinalTransaction() throws {
         var configuration = StoreConfiguration()
-        configuration.batchSize = 2
+        configuration.commitBatchSize = 2
         let fixture = try Fixture(configuration: configuration)
         let context = fixture.context
         let reader = try fixture.store.makeContext()
@@ -358,7 +358,7 @@ struct StoreTests {
     @Test func workerThreadsEachWithTheirOwnContext() async throws {
         let directory = TemporaryDirectory()
         var configuration = StoreConfiguration()
-        configuration.batchSize = 8
+        configuration.commitBatchSize = 8
         let store = try Store(path: directory.file("store.sqlite"), configuration: configuration)
         let urls = (0..<3).map { "https://example.com/\($0).xml" }
         let feedIDs = try store.makeContext().feeds(urls: urls)

@@ -118,7 +118,7 @@ struct UnusableStoreTests {
         let pages = RawSQLite(path).integer("PRAGMA page_count")
         var configuration = StoreConfiguration()
         configuration.maximumPageCount = pages + 40
-        configuration.batchSize = 5
+        configuration.commitBatchSize = 5
         let context = try Store(path: path, configuration: configuration).makeContext()
         let feed = try context.feed(url: "https://example.com/big.xml")
         try context.beginFeed(feed)
@@ -147,7 +147,7 @@ struct UnusableStoreTests {
         let path = directory.file("store.sqlite")
         try makeStore(at: path)
         var configuration = StoreConfiguration()
-        configuration.batchSize = 10
+        configuration.commitBatchSize = 10
         let context = try Store(path: path, configuration: configuration).makeContext()
         let feed = try context.feed(url: "https://example.com/big.xml")
 
@@ -182,7 +182,7 @@ struct UnusableStoreTests {
     @Test func aWriterHoldingTheLockPastTheTimeoutIsABusyErrorAndTheBatchIsRetried() throws {
         var configuration = StoreConfiguration()
         configuration.busyTimeout = .milliseconds(200)
-        configuration.batchSize = 2
+        configuration.commitBatchSize = 2
         let fixture = try Fixture(configuration: configuration)
         let holder = RawSQLite(fixture.store.path)
         #expect(holder.execute("BEGIN IMMEDIATE") == 0)

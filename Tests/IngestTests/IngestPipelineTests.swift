@@ -79,7 +79,7 @@ struct IngestPipelineTests {
                 #expect(state[entry.source] == 1)
                 #expect(articles[entry.source] == nil, "the first element comes before the feed's articles")
                 formats[entry.source] = format
-            case .articleStored(let stored):
+            case .articleIngested(let stored):
                 #expect(state[stored.entry.source] == 1)
                 #expect(stored.change == .new)
                 #expect(stored.id != nil)
@@ -101,7 +101,16 @@ struct IngestPipelineTests {
         #expect(formats["missing"] == nil && formats["json"] == nil, "no first element without a feed's root")
         #expect(results["json"]?.isFailure == true)
         #expect(results["missing"]?.isFailure == true)
-        if case .failed(let reason, _)? = results["missing"] { #expect(reason.contains("does not exist")) }
+        // Failures carry the typed error of the layer that failed, for observers to match on.
+        if case .failed(.fetch(let error), _)? = results["missing"] {
+            #expect(error.kind == .fileUnreadable && error.message.contains("does not exist"), "\(error)")
+        } else {
+            Issue.record("the missing file should fail in Fetch: \(String(describing: results["missing"]))")
+        }
+        guard case .failed(.parse(let parse), _)? = results["json"] else {
+            Issue.record("a JSON body is not an XML feed, a parse failure: \(String(describing: results["json"]))"); return
+        }
+        #expect(parse.line >= 1, "the XML parser says where it stopped: \(parse)")
 
         // The store recorded the failures and the successes, each on its own feed.
         let context = try store.makeContext()
@@ -128,7 +137,7 @@ struct IngestPipelineTests {
         let changes = Mutex<[ArticleChange?]>([])
         let second = IngestPipeline(store: store)
         second.addObserver(ClosureObserver { event in
-            if case .articleStored(let stored) = event { changes.withLock { $0.append(stored.change) } }
+            if case .articleIngested(let stored) = event { changes.withLock { $0.append(stored.change) } }
         })
         let unchanged = second.run([entry])
         #expect(unchanged.articles.unchanged == 100)
@@ -149,7 +158,7 @@ struct IngestPipelineTests {
         let count = Atomic<Int>(0)
         let pipeline = IngestPipeline(store: nil)
         pipeline.addObserver(ClosureObserver { event in
-            if case .articleStored(let stored) = event, stored.id == nil, stored.change == nil { count.add(1, ordering: .relaxed) }
+            if case .articleIngested(let stored) = event, stored.id == nil, stored.change == nil { count.add(1, ordering: .relaxed) }
         })
         let summary = pipeline.run([Self.entry("atp.rss"), Self.entry("bio.rdf")])
         #expect(summary.ok == 2)

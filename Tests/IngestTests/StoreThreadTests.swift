@@ -39,7 +39,7 @@ struct StoreThreadTests {
             case .firstElement(let entry, _):
                 #expect(state[entry.source] == 1)
                 state[entry.source] = 2
-            case .articleStored(let stored):
+            case .articleIngested(let stored):
                 #expect(state[stored.entry.source] == 2, "an article of \(stored.entry.source) outside its feed's events")
                 articles[stored.entry.source, default: 0] += 1
             case .feedFinished(let entry, let result):
@@ -76,7 +76,7 @@ struct StoreThreadTests {
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         var configuration = StoreConfiguration()
         configuration.maximumPageCount = size / 8192 + 40  // room for a few batches of the big feed
-        configuration.batchSize = 20
+        configuration.commitBatchSize = 20
         let store = try Store(path: path, configuration: configuration)
 
         var ingest = IngestConfiguration()
@@ -88,10 +88,11 @@ struct StoreThreadTests {
 
         #expect(summary.failed == 1 && summary.ok == 1, "\(summary)")
         let (articles, results) = Self.checkOrder(events.withLock { $0 })
-        guard case .failed(let reason, let counts)? = results[big.path] else {
-            Issue.record("the big feed: \(String(describing: results[big.path]))"); return
+        guard case .failed(.store(let error), let counts)? = results[big.path] else {
+            Issue.record("the big feed should fail in the store: \(String(describing: results[big.path]))"); return
         }
-        #expect(reason.hasPrefix("store: ") && reason.contains("full"), "\(reason)")
+        #expect(error.code.primary == .full, "\(error)")
+        #expect(IngestError.store(error).description.hasPrefix("store: ") && "\(error)".contains("full"), "\(error)")
         let bigSize = try #require(FileManager.default.attributesOfItem(atPath: big.path)[.size] as? Int)
         #expect(counts.bytes > 0 && counts.bytes < Int64(bigSize) / 2,
                 "the transfer stopped soon after the store error (\(counts.bytes) of \(bigSize) bytes read)")
@@ -124,7 +125,7 @@ struct StoreThreadTests {
         }
         let path = directory.appendingPathComponent("store.sqlite").path
         var configuration = StoreConfiguration()
-        configuration.batchSize = 10  // many commits, each waiting for the lock
+        configuration.commitBatchSize = 10  // many commits, each waiting for the lock
         let store = try Store(path: path, configuration: configuration)
 
         // Hold the write lock for 0.6 s from another process.
@@ -164,7 +165,7 @@ struct StoreThreadTests {
         for entry in entries {
             let titles = events.withLock { events in
                 events.compactMap { event -> String? in
-                    guard case .articleStored(let stored) = event, stored.entry == entry else { return nil }
+                    guard case .articleIngested(let stored) = event, stored.entry == entry else { return nil }
                     return stored.article.title
                 }
             }
@@ -186,7 +187,7 @@ struct StoreThreadTests {
         let seen = Atomic<Int>(0)
         let pipeline = IngestPipeline(store: store)
         pipeline.addObserver(ClosureObserver { event in
-            if case .articleStored = event, seen.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
+            if case .articleIngested = event, seen.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
         })
         let finished = DispatchSemaphore(value: 0)
         let summary = Mutex<IngestSummary?>(nil)

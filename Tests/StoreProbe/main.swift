@@ -47,7 +47,7 @@ func fail(_ message: String) -> Never {
 func ingest(_ options: Options) throws(StoreError) {
     guard let path = options.values["store"] else { fail("ingest needs --store PATH") }
     var configuration = StoreConfiguration()
-    configuration.batchSize = options.int("batch", 64)
+    configuration.commitBatchSize = options.int("batch", 64)
     configuration.busyTimeout = .milliseconds(options.int("busy-ms", 5000))
     let feeds = options.int("feeds", 4)
     let articles = options.int("articles", 1000)
@@ -122,7 +122,7 @@ func bench(_ options: Options) throws(StoreError) {
 
     let generationCPU = cpuSeconds() - generationCPUStart
     var configuration = StoreConfiguration()
-    configuration.batchSize = options.int("batch", configuration.batchSize)
+    configuration.commitBatchSize = options.int("batch", configuration.commitBatchSize)
     configuration.cacheSizeKiB = options.int("cache-kib", configuration.cacheSizeKiB)
     configuration.walAutocheckpointPages = options.int("checkpoint-pages", configuration.walAutocheckpointPages)
     let store = try Store(path: path, configuration: configuration)
@@ -154,7 +154,7 @@ func bench(_ options: Options) throws(StoreError) {
     let freshStore = max(seconds(fresh) - generationSeconds, 1e-9)
     let rerunStore = max(seconds(rerun) - generationSeconds, 1e-9)
     let megabytes = Double(bytes) / 1_048_576
-    print("StoreProbe bench: \(total) articles in \(feeds) feed(s)\(randomGUIDs ? " with random guids" : ""), \(String(format: "%.0f", Double(bytes) / Double(total))) bytes of text each, batch \(configuration.batchSize)")
+    print("StoreProbe bench: \(total) articles in \(feeds) feed(s)\(randomGUIDs ? " with random guids" : ""), \(String(format: "%.0f", Double(bytes) / Double(total))) bytes of text each, batch \(configuration.commitBatchSize)")
     print(String(format: "  generate only           %7.3f s", generationSeconds))
     print(String(format: "  fresh store (gen+store) %7.3f s   store alone %7.3f s = %8.0f articles/s, %6.1f MB/s of text",
                  seconds(fresh), freshStore, Double(total) / freshStore, megabytes / freshStore))
@@ -168,7 +168,7 @@ func bench(_ options: Options) throws(StoreError) {
     print(String(format: "{\"bench\":\"store\",\"articles\":%d,\"feeds\":%d,\"batch\":%d,\"generate_s\":%.4f,\"fresh_store_s\":%.4f,"
                  + "\"fresh_articles_per_s\":%.0f,\"rerun_store_s\":%.4f,\"rerun_articles_per_s\":%.0f,\"fresh_store_cpu_s\":%.4f,"
                  + "\"rerun_store_cpu_s\":%.4f,\"db_mib\":%.1f,\"peak_rss_mib\":%.1f}",
-                 total, feeds, configuration.batchSize, generationSeconds, freshStore, Double(total) / freshStore, rerunStore,
+                 total, feeds, configuration.commitBatchSize, generationSeconds, freshStore, Double(total) / freshStore, rerunStore,
                  Double(total) / rerunStore, freshStoreCPU, rerunStoreCPU, Double(fileSize) / 1_048_576, peakRSSMiB()))
 }
 
@@ -211,7 +211,7 @@ func benchFeed(_ file: String, _ options: Options) throws(StoreError) {
         let path = NSTemporaryDirectory() + "storeprobe-feed-\(getpid()).sqlite"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         var configuration = StoreConfiguration()
-        configuration.batchSize = options.int("batch", configuration.batchSize)
+        configuration.commitBatchSize = options.int("batch", configuration.commitBatchSize)
         return try Store(path: path, configuration: configuration)
     }
     func removeStore(_ store: Store) {

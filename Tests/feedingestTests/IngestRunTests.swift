@@ -131,6 +131,13 @@ struct IngestRunTests {
         #expect(results[notFound]?["result"] as? String == "failed")
         #expect((results[notFound]?["reason"] as? String)?.contains("404") == true)
         #expect((results[notAFeed]?["reason"] as? String)?.contains("line 1, column 0: not well-formed") == true, "\(String(describing: results[notAFeed]))")
+        // The report types each failure by the layer that failed, for scripts to match on.
+        func error(_ source: String) -> [String: Any] { results[source]?["error"] as? [String: Any] ?? [:] }
+        #expect(error(notFound)["kind"] as? String == "fetch" && error(notFound)["code"] as? String == "http-status"
+                && error(notFound)["status"] as? Int == 404, "\(error(notFound))")
+        #expect(error(serverError)["kind"] as? String == "fetch" && error(serverError)["status"] as? Int == 500, "\(error(serverError))")
+        #expect(error(truncated)["kind"] as? String == "fetch" && error(truncated)["code"] as? String == "truncated", "\(error(truncated))")
+        #expect(error(notAFeed)["kind"] as? String == "parse" && error(notAFeed)["line"] as? Int == 1, "\(error(notAFeed))")
         #expect(results[limited]?["result"] as? String == "rate-limited")
         #expect(results[limited]?["nextFetch"] != nil)
         #expect(results[nginx.url("atp.rss")]?["result"] as? String == "ok")
@@ -146,6 +153,9 @@ struct IngestRunTests {
         #expect(limitedLine?["status"] as? String == "rate-limited", "\(feeds.stdout)")
         #expect(limitedLine?["consecutiveFailures"] as? Int == 0)
         #expect((limitedLine?["error"] as? String)?.contains("429") == true)
+        #expect(limitedLine?["errorKind"] as? String == "fetch.rate-limited", "\(feeds.stdout)")
+        let notFoundLine = IngestCommandTests.objects(feeds).first { $0["url"] as? String == notFound }
+        #expect(notFoundLine?["errorKind"] as? String == "fetch.http-status", "\(feeds.stdout)")
         let again = try CommandRunner.run([list.path, "--store", store.path])
         #expect(again.stderr.contains("7 feeds: 0 ok, 2 not modified, 0 failed, 5 deferred, 1 bad list line;"),
                 "the failures back off and the 429 waits for its Retry-After: \(again.stderr)")

@@ -235,7 +235,8 @@ struct ReadCommandsTests {
         #expect(table.lines.first?.contains("NEXT FETCH") == true)
         let failed = try #require(table.lines.first { $0.contains("127.0.0.1:1/feed.xml") })
         #expect(failed.hasPrefix("failed "))
-        #expect(failed.contains("error: \(dead["error"] as? String ?? "?")"))
+        #expect(failed.contains("error (fetch.connection-refused): \(dead["error"] as? String ?? "?")"), "\(failed)")
+        #expect(dead["errorKind"] as? String == "fetch.connection-refused", "feeds --json gives the error's kind: \(dead)")
         #expect(failed.split(separator: " ", omittingEmptySubsequences: true)[1] == "1")  // FAILS
         let bioLine = try #require(table.lines.first { $0.contains("/bio.rdf") })
         #expect(bioLine.hasPrefix("updated "))

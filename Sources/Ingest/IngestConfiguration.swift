@@ -1,0 +1,27 @@
+import Dispatch
+import Syndication
+
+/// How an ``IngestPipeline`` runs; every field has a working default.
+public struct IngestConfiguration: Sendable {
+    /// Worker threads, and so feeds in flight at once (each worker fetches and parses one feed at a time, and its own
+    /// store thread stores that feed's articles through its own store context). Default 8.
+    public var jobs: Int = 8
+    /// How feeds are parsed; the response's charset is added as the hint when this sets none.
+    public var parser = FeedParserConfiguration()
+    /// The one serial queue observers are called on. Default: a private serial queue. Give `DispatchQueue.main`
+    /// only when the main thread keeps running its queue while ``IngestPipeline/run(_:)`` blocks another thread.
+    public var eventQueue = DispatchQueue(label: "feedingest.ingest.events")
+    /// Fetch feeds whose next allowed fetch (stored after `Retry-After` or failures) is still ahead, instead of
+    /// reporting them as ``FeedResult/deferred(until:)``. Default `false`.
+    public var force = false
+    /// Transfers started ahead of the workers, so that slow servers overlap: while ``jobs`` workers parse and store,
+    /// up to this many further feeds are already downloading (each pauses once `FetchConfiguration.maximumBufferedBytes`
+    /// wait for their worker). Those still receiving stay within the fetcher's `maximumConnectionsPerHost` per host and
+    /// its `maximumConcurrentTransfers` minus one per worker (a paused transfer keeps its connection, and a worker must
+    /// always find room for the feed it claims), so raise `maximumConcurrentTransfers` to `jobs + transfersAhead` for
+    /// this many in flight. Default 64; 0 starts each transfer only when its worker claims the feed.
+    public var transfersAhead = 64
+
+    /// Creates the default configuration.
+    public init() {}
+}

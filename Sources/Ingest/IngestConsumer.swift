@@ -1,0 +1,96 @@
+import ArticleStore
+import Fetch
+import Foundation
+import Syndication
+
+/// One feed's consumer in the pipeline: parses the body through a ``FeedParsingConsumer`` as it arrives and hands the
+/// parsed articles, in batches, to the worker's store thread (or, without a store, reports each as parsed).
+/// Confined to the worker thread.
+final class IngestConsumer: FetchConsumer {
+    let entry: FeedEntry
+    let storeThread: StoreThread?
+    /// The feed's store session; `nil` without a store.
+    let session: StoreSession?
+    let emit: @Sendable (IngestEvent) -> Void
+    /// Fetch a feed and parse it as it arrives.
+    let feed: FeedParsingConsumer
+    /// Articles parsed so far.
+    private(set) var parsed = 0
+    /// Articles parsed and not yet handed to the store thread.
+    private var batch: [Article] = []
+    /// The first store error seen; the transfer stops with it.
+    private var storeError: StoreError?
+    /// Whether ``IngestEvent/firstElement(_:_:)`` went out.
+    private var reportedFirstElement = false
+
+    init(entry: FeedEntry, configuration: FeedParserConfiguration, storeThread: StoreThread?, session: StoreSession?,
+         emit: @escaping @Sendable (IngestEvent) -> Void) {
+        self.entry = entry
+        self.storeThread = storeThread
+        self.session = session
+        self.emit = emit
+        feed = FeedParsingConsumer(source: entry.source, configuration: configuration)
+        feed.onArticle = { [unowned self] article, _ in accept(article) }
+    }
+
+    /// Why the transfer failed, typed: a store error this consumer stopped it with, the parse error, else the fetch's.
+    func failure(of result: FetchResult) -> IngestError? {
+        guard result.error != nil else { return nil }
+        if let storeError { return .store(storeError) }
+        return feed.failure(of: result)
+    }
+
+    func fetchDidReceiveResponse(_ response: FetchResponse) throws {
+        try feed.fetchDidReceiveResponse(response)
+    }
+
+    func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
+        defer { noteFirstElement() }  // a root recognised before an error still counts
+        try feed.fetchDidReceive(bytes)
+        flush()
+        try checkStore()
+    }
+
+    func fetchDidFinish() throws {
+        defer { noteFirstElement() }
+        try feed.fetchDidFinish()
+        flush()
+        if let storeThread, session != nil {
+            // Wait for the store thread to store every batch, so a store error fails the transfer as it did mid-body.
+            try storeThread.perform { _ throws(StoreError) in }
+        }
+        try checkStore()
+    }
+
+    /// Hands the articles parsed since the last batch to the store thread (blocking while its queue is full).
+    func flush() {
+        guard !batch.isEmpty, let storeThread, let session else { return }
+        if storeError == nil && session.error == nil { storeThread.store(batch, in: session) }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// Throws the first error the store thread met storing this feed's batches, stopping the transfer.
+    private func checkStore() throws {
+        if storeError == nil { storeError = session?.error }
+        if let storeError { throw storeError }
+    }
+
+    /// Reports ``IngestEvent/firstElement(_:_:)`` once the parser has recognised the root element.
+    private func noteFirstElement() {
+        guard !reportedFirstElement, let format = feed.format else { return }
+        reportedFirstElement = true
+        emit(.firstElement(entry, format))
+    }
+
+    private func accept(_ article: Article) {
+        noteFirstElement()
+        parsed += 1
+        guard session != nil else {
+            emit(.articleIngested(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
+            return
+        }
+        if batch.isEmpty { batch.reserveCapacity(StoreThread.handOffSize) }
+        batch.append(article)
+        if batch.count >= StoreThread.handOffSize { flush() }
+    }
+}

@@ -1,0 +1,177 @@
+import ArticleStore
+import Fetch
+import Foundation
+import Syndication
+
+/// One worker thread's state: its store thread (which owns the worker's store context). Confined to its thread.
+///
+/// A worker takes one claimed feed at a time: it attaches an ``IngestConsumer`` to the feed's transfer, waits for
+/// the body to be parsed and its articles stored, then settles the feed in the store (`finishFeed` or `failFeed`)
+/// and reports how it ended.
+final class Worker {
+    let pipeline: IngestPipeline
+    let emit: @Sendable (IngestEvent) -> Void
+    /// The worker's own store thread, with its store connection; `nil` without a store.
+    let storeThread: StoreThread?
+    /// Why the context could not be made; every feed of this worker then fails with it.
+    let contextError: StoreError?
+
+    init(pipeline: IngestPipeline, number: Int, emit: @escaping @Sendable (IngestEvent) -> Void) {
+        self.pipeline = pipeline
+        self.emit = emit
+        var storeThread: StoreThread?
+        var contextError: StoreError?
+        if let store = pipeline.store {
+            do { storeThread = try StoreThread.start(store: store, name: "feedingest.store.\(number)", emit: emit) } catch { contextError = error }
+        }
+        self.storeThread = storeThread
+        self.contextError = contextError
+    }
+
+    /// Ends the store thread, once the worker is done.
+    func stop() {
+        storeThread?.stop()
+    }
+
+    func ingest(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+        emit(.feedStarted(plan.entry))
+        let result = fetchAndStore(plan, transfer: transfer)
+        if case .offline = result { return result }  // reported by the run once it knows whether the network is down
+        emit(.feedFinished(plan.entry, result))
+        return result
+    }
+
+    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+        let entry = plan.entry
+        var failure = plan.failure ?? contextError
+        var session: StoreSession?
+        if failure == nil, plan.deferredUntil == nil, let storeThread, let id = plan.feed {
+            do {
+                _ = try storeThread.perform { context throws(StoreError) in try context.beginFeed(id) }
+                session = StoreSession(entry: entry, feed: id)
+            } catch {
+                failure = error
+            }
+        }
+        if failure != nil || plan.deferredUntil != nil {
+            transfer?.cancel()  // started ahead, not wanted after all
+            if let transfer { _ = transfer.deliver(to: DiscardingConsumer()) }
+            if let failure { return .failed(.store(failure), counts: FeedCounts()) }
+            if let until = plan.deferredUntil { return .deferred(until: until) }
+        }
+        let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, storeThread: storeThread,
+                                      session: session, emit: emit)
+        guard let transfer else {
+            discard(session)
+            return .cancelled
+        }
+        let fetched = transfer.deliver(to: consumer)
+        consumer.flush()  // the articles parsed before an error, for failFeed to commit
+        if pipeline.isCancelled, case .failed(let error) = fetched.outcome, error.kind == .cancelled {
+            discard(session)  // as if never started: the next run fetches it again
+            return .cancelled
+        }
+
+        guard let storeThread, let session else {
+            // No store: articles were reported as parsed.
+            let counts = FeedCounts(seen: consumer.parsed, bytes: fetched.bodyBytes)
+            switch fetched.outcome {
+            case .ok: return .ok(counts)
+            case .notModified: return .notModified
+            case .failed(let error):
+                if Self.isNoRoute(error), consumer.parsed == 0 { return .offline(error) }
+                if case .rateLimited(let after) = error.kind { return .rateLimited(until: after.map { Date().addingTimeInterval($0.delay()) }) }
+                return .failed(consumer.failure(of: fetched) ?? IngestError(error), counts: counts)
+            }
+        }
+        do {
+            switch fetched.outcome {
+            case .ok:
+                let success = FeedSuccess(
+                    validators: FeedValidators(etag: fetched.response?.entityTag, lastModified: fetched.response?.lastModified,
+                                               bodyHash: fetched.bodySHA256?.hex),
+                    currentURL: fetched.isPermanentlyRedirected ? fetched.finalURL?.absoluteString : nil,
+                    metadata: consumer.feed.parser?.summary.metadata)
+                let summary = try storeThread.perform { context throws(StoreError) in
+                    if let error = session.error { throw error }  // a batch was not stored: the feed is incomplete
+                    return try context.finishFeed(session.feed, success)
+                }
+                report(summary.committed, entry)
+                return .ok(Self.counts(summary, bytes: fetched.bodyBytes))
+            case .notModified:
+                let response = fetched.response
+                let success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
+                                          notModified: true)
+                _ = try storeThread.perform { context throws(StoreError) in try context.finishFeed(session.feed, success) }
+                return .notModified
+            case .failed(let error):
+                let failure = consumer.failure(of: fetched) ?? IngestError(error)
+                if Self.isNoRoute(error), consumer.parsed == 0 {
+                    // Provisional: whether the network is down is known only when every feed is done.
+                    discard(session)
+                    return .offline(error)
+                }
+                var retryAfter: Date?
+                switch error.kind {
+                case .rateLimited(let after?), .serviceUnavailable(let after?): retryAfter = Date().addingTimeInterval(after.delay())
+                default: break
+                }
+                if case .rateLimited = error.kind {
+                    // The server asks us to come back later: the feed is not broken, so no failure is counted.
+                    let stored = FeedFailure(failure, retryAfter: retryAfter, counts: false)
+                    let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, stored) }
+                    report(summary.committed, entry)
+                    // Recorded already: a failed read of the next fetch time must not turn it into a failure.
+                    let nextFetch = try? storeThread.perform { context throws(StoreError) in
+                        try context.feedStatus(session.feed).nextFetch
+                    }
+                    return .rateLimited(until: nextFetch)
+                }
+                let stored = FeedFailure(failure, retryAfter: retryAfter)
+                let summary = try storeThread.perform { context throws(StoreError) in try context.failFeed(session.feed, stored) }
+                report(summary.committed, entry)
+                return .failed(failure, counts: Self.counts(summary, bytes: fetched.bodyBytes))
+            }
+        } catch {
+            // The final transaction failed: record the failure if the store lets us, else forget the session.
+            let failure = IngestError.store(error)
+            let stored = FeedFailure(failure)
+            if let summary = try? storeThread.perform({ context throws(StoreError) in try context.failFeed(session.feed, stored) }) {
+                report(summary.committed, entry)
+                return .failed(failure, counts: Self.counts(summary, bytes: fetched.bodyBytes))
+            }
+            discard(session)
+            return .failed(failure, counts: FeedCounts(bytes: fetched.bodyBytes))
+        }
+    }
+
+    /// Forgets a started feed and its uncommitted articles (those still queued for the store thread are skipped).
+    private func discard(_ session: StoreSession?) {
+        guard let session, let storeThread else { return }
+        session.drop()
+        _ = try? storeThread.perform { context throws(StoreError) in context.discardFeed(session.feed) }
+    }
+
+    private func report(_ committed: [StoredArticle], _ entry: FeedEntry) {
+        for stored in committed {
+            emit(.articleIngested(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
+        }
+    }
+
+    /// Whether the failure says the machine has no network (no name resolution, no route), rather than that this
+    /// feed's server is broken. Whether the whole network is down is decided once every feed is done.
+    static func isNoRoute(_ error: FetchError) -> Bool {
+        error.kind == .dnsFailure || error.kind == .unreachable
+    }
+
+    private static func counts(_ summary: FeedIngestSummary, bytes: Int64 = 0) -> FeedCounts {
+        FeedCounts(seen: summary.seen, new: summary.new, updated: summary.updated, unchanged: summary.unchanged, bytes: bytes)
+    }
+}
+
+extension FeedFailure {
+    /// What the store records of a failed feed: the reason for people and its `kind.code` for scripts.
+    init(_ error: IngestError, retryAfter: Date? = nil, counts: Bool = true) {
+        self.init(error: error.description, kind: error.qualifiedCode, retryAfter: retryAfter, counts: counts)
+    }
+}
