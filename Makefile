@@ -10,14 +10,21 @@ setup:
 build: setup
 	$(SWIFT) build $(WERROR)
 
+# The main job: build the release command and run `feedingest feeds.txt` on the default store
+# ($FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/...).
+# New articles go to stdout as NDJSON (so `make run | jq` works: the build's output goes to stderr), the summary to
+# stderr. FEEDS=other.txt runs another list; ARGS passes options, e.g. make run ARGS="--store /tmp/s.sqlite".
+FEEDS ?= feeds.txt
+run: setup
+	@$(SWIFT) build -c release $(WERROR) --product feedingest >&2
+	@"$$($(SWIFT) build -c release --show-bin-path)/feedingest" "$(FEEDS)" $(ARGS)
+
 # The benchmark: ExpatXML and the pipeline against Foundation's XMLParser and raw libexpat, over HTTP, end to end.
 # The end-to-end and latency sections run the feedingest command built beside the benchmark, so build it first.
 # Pass options with ARGS, e.g. make bench ARGS="--only http --quick".
-run: setup
+bench: setup
 	$(SWIFT) build -c release $(WERROR) --product feedingest
 	$(SWIFT) run -c release $(WERROR) feedingest-bench $(ARGS)
-
-bench: run
 
 # The whole test suite, warnings as errors, run offline: in a network namespace with only loopback.
 # .ci/run calls exactly this.
