@@ -65,9 +65,19 @@ final class TransferLoop: Sendable {
             return nil
         }, body.toOpaque())
         guard created == 0 else {
-            // No thread to be had (the process is out of them): every transfer fails at once, as after shutdown.
+            // No thread to be had (the process is out of them): every transfer fails at once, as after shutdown,
+            // those already submitted included.
             body.release()
-            inbox.withLock { $0.shuttingDown = true }
+            let stranded = inbox.withLock { inbox -> [FetchTransfer] in
+                inbox.shuttingDown = true
+                defer { inbox.submitted.removeAll() }
+                return inbox.submitted
+            }
+            for transfer in stranded {
+                let error = FetchError(kind: .cancelled, message: "no transfer thread could be started (errno \(created))",
+                                       url: transfer.request.urlString)
+                transfer.channel.complete(TransferCompletion(curlMessage: error.message, abort: error))
+            }
             ended.signal()
             return
         }
