@@ -29,14 +29,14 @@ let package = Package(
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "CExpatNoop", "CZlib"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "ArticleStore", "CExpatNoop", "CZlib"],
             path: "Benchmarks/ExpatBench"
         ),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML"]),
         // Test-only: the child process the ArticleStore tests kill, and a throughput benchmark (`swift run -c release StoreProbe bench`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "Syndication"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"]),
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"], exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "feedingestTests", dependencies: ["Ingest"]),  // Ingest: FeedList reads what export-opml wrote
