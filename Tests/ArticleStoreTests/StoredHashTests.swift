@@ -8,7 +8,7 @@ import Testing
 /// or found `new` again under its old key.
 ///
 /// The expected values below were computed by the hand-written Swift XXH64 that `ArticleHasher` used until it called
-/// libxxhash (`ArticleEncoding.swift` as of the commit that added this file), on exactly these articles, and pasted here.
+/// libxxhash (`ArticleEncoding.swift` at commit 1de5382, which added this file), on exactly these articles, and pasted here.
 /// `Fixtures/store-xxh64-v1.sqlite` was written by that same code: these articles stored into a fresh store (schema
 /// version 2), feed `https://example.com/feed.xml`, then closed (checkpointed). Never regenerate either with the
 /// current code: they are the old implementation's word.
