@@ -18,11 +18,12 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
-        .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "ExpatXML"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "Syndication", "ArticleStore", "ExpatXML"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
