@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"], exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ExpatXML", "CZlib", "Syndication"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest"]),  // Ingest: FeedList reads what export-opml wrote
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest"]),  // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
     ],
