@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest"]),  // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -63,12 +63,8 @@ final class DigestContext: @unchecked Sendable {
         let made = EVP_MD_CTX_new()
         try check(made != nil, "EVP_MD_CTX_new")
         context = made!
-        do {
-            try check(EVP_DigestInit_ex(context, digest, nil) == 1, "EVP_DigestInit_ex")
-        } catch {
-            EVP_MD_CTX_free(context)
-            throw error
-        }
+        // Fully initialised from here: if a call below throws, deinit runs and frees the context.
+        try check(EVP_DigestInit_ex(context, digest, nil) == 1, "EVP_DigestInit_ex")
     }
 
     /// A copy of `other`, state included (`EVP_MD_CTX_copy_ex`).
@@ -76,12 +72,7 @@ final class DigestContext: @unchecked Sendable {
         let made = EVP_MD_CTX_new()
         try check(made != nil, "EVP_MD_CTX_new")
         context = made!
-        do {
-            try check(EVP_MD_CTX_copy_ex(context, other.context) == 1, "EVP_MD_CTX_copy_ex")
-        } catch {
-            EVP_MD_CTX_free(context)
-            throw error
-        }
+        try check(EVP_MD_CTX_copy_ex(context, other.context) == 1, "EVP_MD_CTX_copy_ex")  // deinit frees it on failure
     }
 
     deinit {

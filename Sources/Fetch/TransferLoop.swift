@@ -144,6 +144,13 @@ final class TransferLoop: Sendable {
     }
 }
 
+extension FetchError {
+    /// A ``Kind/libraryFailure`` for a failed multi-interface call.
+    static func libraryFailure(_ error: CurlMultiError, url: String, message: String? = nil) -> FetchError {
+        FetchError(kind: .libraryFailure, message: message ?? "libcurl: \(error)", url: url, curlMultiCode: error.code, underlying: error)
+    }
+}
+
 /// What the transfer thread runs.
 private final class ThreadBody {
     let run: () -> Void
@@ -183,7 +190,7 @@ private final class LoopRunner {
                 loop.wake.open(multi)
             } catch {
                 loop.noteLibcurlFailure(error)
-                setupFailure = Self.libraryFailure(error, url: "", message: "libcurl could not be set up: \(error)")
+                setupFailure = FetchError.libraryFailure(error, url: "", message: "libcurl could not be set up: \(error)")
             }
         }
         if setupFailure != nil, let multi {
@@ -239,16 +246,11 @@ private final class LoopRunner {
         multi = nil
     }
 
-    /// A ``FetchError/Kind/libraryFailure`` for a failed multi-interface call.
-    static func libraryFailure(_ error: CurlMultiError, url: String, message: String? = nil) -> FetchError {
-        FetchError(kind: .libraryFailure, message: message ?? "libcurl: \(error)", url: url, curlMultiCode: error.code, underlying: error)
-    }
-
     /// A multi-interface call that concerns every running transfer failed: each of them fails with it.
     private func failRunning(_ error: CurlMultiError) {
         loop.noteLibcurlFailure(error)
         for easy in Array(active.values) {
-            stop(easy, Self.libraryFailure(error, url: easy.transfer.request.urlString))
+            stop(easy, FetchError.libraryFailure(error, url: easy.transfer.request.urlString))
         }
     }
 
@@ -292,7 +294,7 @@ private final class LoopRunner {
                 added = true
             } catch {
                 loop.noteLibcurlFailure(error)
-                fail(transfer, Self.libraryFailure(error, url: transfer.request.urlString))
+                fail(transfer, FetchError.libraryFailure(error, url: transfer.request.urlString))
             }
         }
         // Started transfers must not stay referenced here: each holds its fetcher, so the fetcher (and this thread)
@@ -331,7 +333,7 @@ private final class LoopRunner {
         let removal = detach(easy)
         var completion = easy.completion(code: code)
         if let removal {
-            completion.abort = completion.abort ?? Self.libraryFailure(removal, url: easy.transfer.request.urlString)
+            completion.abort = completion.abort ?? FetchError.libraryFailure(removal, url: easy.transfer.request.urlString)
         }
         forget(easy)
         loop.statistics.withLock { $0.connectionsOpened += completion.newConnections }
