@@ -147,12 +147,15 @@ struct Benchmark {
             }
         }
 
+        var hashes: [HashResult] = []
+        section(.hash) { hashes = HashBench.run(rounds: options.rounds) }
+
         let report = BenchmarkReport(
             tool: "feedingest-bench", generatorVersion: FeedGenerator.version, build: isDebugBuild ? "debug" : "release",
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: Self.cpuModel(), chunkBytes: options.chunkSize,
             rounds: options.rounds, warmupRounds: options.warmupRounds, quick: options.quick,
             sections: Section.allCases.filter(sections.contains).map(\.rawValue), skipped: problems,
-            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency,
+            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes,
             totalSeconds: Double(monotonicNanos() - started) / 1e9, loadAverage: [loadAtStart, Self.loadAverage()])
         Report.printTables(report)
         Report.printJSON(report)
@@ -160,7 +163,7 @@ struct Benchmark {
         let allVerified = feeds.allSatisfy { $0.variants.allSatisfy { $0.ok || $0.variant == .foundationData } }
             && memory.allSatisfy { $0.ok || $0.variant == .foundationData }
             && http.allSatisfy { $0.variants.allSatisfy { $0.ok || foundation.contains($0.variant) } }
-            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && problems.isEmpty
+            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && problems.isEmpty
         return allVerified ? 0 : 1
     }
 
@@ -356,6 +359,7 @@ struct BenchmarkReport: Codable {
     var http: [HTTPRunResult]
     var endToEnd: [CommandResult]
     var latency: [CommandResult]
+    var hashes: [HashResult]
     var totalSeconds: Double
     /// The 1-minute load average at the start and at the end: other work on the machine disturbs wall times.
     var loadAverage: [Double]

@@ -28,6 +28,8 @@ enum Section: String, CaseIterable, Codable, Sendable {
     case e2e
     /// The 1,000-feed, 100 ms latency ingest (scripts/latency_server.py), with default jobs and --jobs 1.
     case latency
+    /// SHA-256 (body fingerprints) and XXH64 (content and key hashes) alone, in memory.
+    case hash
 }
 
 struct BenchmarkOptions {
@@ -69,6 +71,7 @@ extension Command {
                              http     loopback nginx, full speed and rate-limited (1 MiB/s)
                              e2e      the built feedingest command: seed set and 20 MB feed into a fresh store
                              latency  1,000 feeds from scripts/latency_server.py, 100 ms each, default jobs and --jobs 1
+                             hash     SHA-256 and XXH64 alone, in memory (MB/s, ns per call)
           --rounds N       counted rounds (default 7, at least 1; 5 or more for honest figures)
           --quick          fewer rounds, no 200 MB feed, no --jobs 1 latency run (smoke test)
           --fixtures DIR   fixture cache directory (default .build/bench-fixtures)

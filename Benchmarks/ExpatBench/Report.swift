@@ -76,6 +76,7 @@ enum Report {
         }
         lines += httpTables(report)
         lines += commandTables(report)
+        lines += HashBench.table(report.hashes, rounds: report.rounds)
         lines += targets(report)
         for (section, why) in report.skipped.sorted(by: { $0.key < $1.key }) {
             lines.append("")

@@ -15,8 +15,10 @@ import Syndication
 /// writes a new count without reporting an update).
 ///
 /// XXH64 is fast (GB/s), the same on every machine and release, and 64 bits are plenty to tell two versions of
-/// one article apart. Changing the encoding changes every hash: bump ``version`` and add a migration that
-/// recomputes stored hashes, or every article would be reported updated once.
+/// one article apart. It comes from libxxhash (``xxHash64(_:seed:)``, in `XXHash.swift`), bit for bit the
+/// hand-written Swift version the store used before: `StoredHashTests` holds that version's results and a store it
+/// wrote. Changing the encoding changes every hash: bump ``version`` and add a migration that recomputes stored
+/// hashes, or every article would be reported updated once.
 public enum ArticleHasher {
     /// The hash definition's version, stored in each database (`store_info.content_hash`).
     public static let version = "xxh64-v1"
@@ -32,77 +34,6 @@ public enum ArticleHasher {
     /// XXH64 over its title, publication date (or raw date text) and content (or summary), encoded as above.
     public static func fallbackKey(of article: Article) -> String {
         ArticleRow().fallbackKey(of: article)
-    }
-
-    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
-    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
-    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
-    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
-
-    @inline(__always) private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
-
-    @inline(__always) private static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
-        rotl(acc &+ input &* prime2, 31) &* prime1
-    }
-
-    @inline(__always) private static func merge(_ acc: UInt64, _ value: UInt64) -> UInt64 {
-        (acc ^ round(0, value)) &* prime1 &+ prime4
-    }
-
-    /// XXH64 of `bytes` with a seed, as the xxHash specification defines it (little-endian on any machine).
-    public static func xxHash64(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
-        let count = bytes.count
-        var offset = 0
-        @inline(__always) func read64(_ at: Int) -> UInt64 {
-            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
-        }
-        @inline(__always) func read32(_ at: Int) -> UInt64 {
-            UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-        }
-        var hash: UInt64
-        if count >= 32 {
-            var v1 = seed &+ prime1 &+ prime2
-            var v2 = seed &+ prime2
-            var v3 = seed
-            var v4 = seed &- prime1
-            while offset + 32 <= count {
-                v1 = round(v1, read64(offset))
-                v2 = round(v2, read64(offset + 8))
-                v3 = round(v3, read64(offset + 16))
-                v4 = round(v4, read64(offset + 24))
-                offset += 32
-            }
-            hash = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
-            hash = merge(hash, v1)
-            hash = merge(hash, v2)
-            hash = merge(hash, v3)
-            hash = merge(hash, v4)
-        } else {
-            hash = seed &+ prime5
-        }
-        hash &+= UInt64(count)
-        while offset + 8 <= count {
-            hash ^= round(0, read64(offset))
-            hash = rotl(hash, 27) &* prime1 &+ prime4
-            offset += 8
-        }
-        if offset + 4 <= count {
-            hash ^= read32(offset) &* prime1
-            hash = rotl(hash, 23) &* prime2 &+ prime3
-            offset += 4
-        }
-        while offset < count {
-            hash ^= UInt64(bytes[offset]) &* prime5
-            hash = rotl(hash, 11) &* prime1
-            offset += 1
-        }
-        hash ^= hash >> 33
-        hash &*= prime2
-        hash ^= hash >> 29
-        hash &*= prime3
-        hash ^= hash >> 32
-        return hash
     }
 }
 

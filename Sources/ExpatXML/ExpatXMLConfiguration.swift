@@ -36,7 +36,8 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
 
     /// The largest ratio of expanded entity output to input bytes that expat accepts (billion-laughs protection).
     ///
-    /// Default 100, expat's own; see `XML_SetBillionLaughsAttackProtectionMaximumAmplification`. Must be at least 1.
+    /// Default 100, expat's own; see `XML_SetBillionLaughsAttackProtectionMaximumAmplification`. Must be a number of
+    /// at least 1: libexpat refuses anything else, and the parser then fails with ``ExpatXMLError/Code/setupFailed``.
     public var maximumAmplification: Float = 100
 
     /// The output size after which the amplification limit applies, in bytes. Default 8 MiB, expat's own;

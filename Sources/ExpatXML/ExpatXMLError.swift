@@ -66,6 +66,9 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let unsupportedEncoding = Code(rawValue: 1002)
         /// The input could not be read (a missing file, an I/O error).
         public static let readFailed = Code(rawValue: 1003)
+        /// libexpat refused a call that sets the parser up (the message names it): a limit it does not accept, such
+        /// as a ``ExpatXMLConfiguration/maximumAmplification`` below 1, or an encoding it could not take.
+        public static let setupFailed = Code(rawValue: 1004)
 
         /// The code as a stable lowercase name for scripts and reports (`tag-mismatch`, `depth-limit-exceeded`);
         /// `expat-N` for a code without a name here.
@@ -97,6 +100,7 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
             case .textNodeTooLarge: return "text-node-too-large"
             case .unsupportedEncoding: return "unsupported-encoding"
             case .readFailed: return "read-failed"
+            case .setupFailed: return "setup-failed"
             default: return "expat-\(rawValue)"
             }
         }
@@ -108,6 +112,7 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
             case .textNodeTooLarge: return "text node too large"
             case .unsupportedEncoding: return "unsupported encoding"
             case .readFailed: return "read failed"
+            case .setupFailed: return "setup failed"
             default: return "expat error \(rawValue)"
             }
         }

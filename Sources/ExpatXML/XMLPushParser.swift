@@ -23,7 +23,8 @@ public final class XMLPushParser {
     /// declaration beyond ``ExpatXMLConfiguration/maximumDeclarationBytes`` itself.
     public private(set) var encoding: DocumentEncoding?
 
-    private let expat: XML_Parser
+    /// `nil` only when libexpat could not create a parser; every call then fails with the error kept in `phase`.
+    private let expat: XML_Parser?
     private let state: UnsafeMutablePointer<ParserState>
     private var phase = Phase.sniffing
     private var prolog: [UInt8] = []
@@ -47,20 +48,19 @@ public final class XMLPushParser {
         self.source = source
         let separator: UInt8 = configuration.processesNamespaces ? 0x01 : 0
         // 0x01 cannot occur in a name or a namespace URI: XML 1.0 forbids it even as a character reference.
-        if configuration.processesNamespaces {
-            var sep = CChar(bitPattern: separator)
-            expat = XML_ParserCreateNS(nil, sep)
-            XML_SetReturnNSTriplet(expat, 1)
-            _ = withUnsafeMutablePointer(to: &sep) { $0 }
-        } else {
-            expat = XML_ParserCreate(nil)
-        }
+        expat = configuration.processesNamespaces ? XML_ParserCreateNS(nil, CChar(bitPattern: separator)) : XML_ParserCreate(nil)
         state = .allocate(capacity: 1)
         state.initialize(to: ParserState(
             expat: expat, handler: handler, separator: separator,
             maximumDepth: configuration.maximumDepth, maximumTextBytes: configuration.maximumTextNodeBytes,
             separateCDATA: configuration.cdataHandling == .separate))
-        installHandlers()
+        // An initialiser that cannot throw keeps a set-up failure for the caller's first parse(_:) or finish().
+        do throws(ExpatXMLError) {
+            try check(expat != nil, "XML_ParserCreate", "libexpat could not create a parser (out of memory)", code: .noMemory)
+            try installHandlers()
+        } catch {
+            phase = .failed(error)
+        }
     }
 
     deinit {
@@ -207,9 +207,9 @@ public final class XMLPushParser {
             self.encoding = encoding
             switch decoder {
             case .native(let expatName):
-                if let expatName { XML_SetEncoding(expat, expatName) }
+                if let expatName { try setEncoding(expatName) }
             case .singleByte:
-                XML_SetEncoding(expat, encoding?.name ?? "")
+                try setEncoding(encoding?.name ?? "")
             case .transcoded(let iconvName):
                 guard let transcoder = IconvTranscoder(from: iconvName) else {
                     let failure = error(.unsupportedEncoding, "unsupported encoding '\(encoding?.label ?? iconvName)'")
@@ -217,7 +217,7 @@ public final class XMLPushParser {
                     throw failure
                 }
                 self.transcoder = transcoder
-                XML_SetEncoding(expat, "UTF-8")
+                try setEncoding("UTF-8")
             }
             if configuration.repairsMalformedInput {
                 let isUTF16: Bool
@@ -321,7 +321,8 @@ public final class XMLPushParser {
             state.pointee.insideExpat = true
             let status = XML_Parse(expat, base, Int32(length), last ? 1 : 0)
             state.pointee.insideExpat = false
-            if status != XML_STATUS_OK {
+            // A callback's error counts even if XML_StopParser could not stop expat and the call returned OK.
+            if status != XML_STATUS_OK || state.pointee.pendingError != nil {
                 let failure: ExpatXMLError
                 if let pending = state.pointee.pendingError {
                     failure = makeError(pending)
@@ -342,6 +343,24 @@ public final class XMLPushParser {
         } while offset < bytes.count
     }
 
+    /// Checks the result of a libexpat call that sets the parser up (`XML_ParserCreate`, the setters that return a
+    /// status, `XML_SetEncoding`); `message` says what failed, `function` is named in it when `message` is `nil`.
+    private func check(_ succeeded: Bool, _ function: String, _ message: String? = nil,
+                       code: ExpatXMLError.Code = .setupFailed) throws(ExpatXMLError) {
+        guard !succeeded else { return }
+        throw ExpatXMLError(code: code, message: message ?? "libexpat refused \(function)", source: source)
+    }
+
+    /// `XML_SetEncoding`, before the first bytes reach expat (it fails once parsing has started, or out of memory).
+    private func setEncoding(_ name: String) throws(ExpatXMLError) {
+        do {
+            try check(XML_SetEncoding(expat, name) == XML_STATUS_OK, "XML_SetEncoding(\"\(name)\")")
+        } catch {
+            phase = .failed(error)
+            throw error
+        }
+    }
+
     private func error(_ code: ExpatXMLError.Code, _ message: String) -> ExpatXMLError {
         let position = currentPosition
         return ExpatXMLError(code: code, message: message, line: position.line, column: position.column, byteOffset: position.offset,
@@ -354,13 +373,19 @@ public final class XMLPushParser {
                              byteOffset: position.offset, source: source)
     }
 
-    private func installHandlers() {
+    private func installHandlers() throws(ExpatXMLError) {
         let userData = UnsafeMutableRawPointer(state)
         XML_SetUserData(expat, userData)
-        // Never load anything from outside the document (expat.h: XML_SetParamEntityParsing).
-        XML_SetParamEntityParsing(expat, XML_PARAM_ENTITY_PARSING_NEVER)
-        XML_SetBillionLaughsAttackProtectionMaximumAmplification(expat, max(1, configuration.maximumAmplification))
-        XML_SetBillionLaughsAttackProtectionActivationThreshold(expat, configuration.amplificationActivationThreshold)
+        if configuration.processesNamespaces { XML_SetReturnNSTriplet(expat, 1) }
+        // Never load anything from outside the document (expat.h: XML_SetParamEntityParsing; 1 is success).
+        try check(XML_SetParamEntityParsing(expat, XML_PARAM_ENTITY_PARSING_NEVER) == 1, "XML_SetParamEntityParsing(NEVER)")
+        // expat.h: false for a factor below 1 or not a number (and for a NULL or non-root parser).
+        let amplification = configuration.maximumAmplification
+        try check(XML_SetBillionLaughsAttackProtectionMaximumAmplification(expat, amplification) != 0,
+                  "XML_SetBillionLaughsAttackProtectionMaximumAmplification",
+                  "libexpat refused the amplification limit \(amplification): it must be a number of at least 1 (ExpatXMLConfiguration.maximumAmplification)")
+        try check(XML_SetBillionLaughsAttackProtectionActivationThreshold(expat, configuration.amplificationActivationThreshold) != 0,
+                  "XML_SetBillionLaughsAttackProtectionActivationThreshold")
 
         XML_SetElementHandler(expat, { userData, name, attributes in
             ParserState.startElement(userData!.assumingMemoryBound(to: ParserState.self), name!, attributes)
@@ -453,7 +478,7 @@ struct PendingError {
 
 /// Everything the C callbacks touch, in one struct behind a pointer: no class property, no exclusivity check.
 struct ParserState {
-    let expat: XML_Parser
+    let expat: XML_Parser?
     unowned(unsafe) let handler: any XMLEventHandler
     let separator: UInt8
     let maximumDepth: Int
@@ -477,7 +502,7 @@ struct ParserState {
     var usedInjectedPrefixes: UInt64 = 0
     var pendingError: PendingError?
 
-    init(expat: XML_Parser, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
+    init(expat: XML_Parser?, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
          separateCDATA: Bool) {
         self.expat = expat
         self.handler = handler

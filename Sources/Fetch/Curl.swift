@@ -102,8 +102,78 @@ public struct CurlCode: RawRepresentable, Sendable, Hashable, CustomStringConver
     }
 }
 
-/// A failure to set a transfer up: an option libcurl refused, or a handle it could not create.
-struct CurlSetupError: Error {
+/// A libcurl multi-interface result code, `CURLMcode` (https://curl.se/libcurl/c/libcurl-errors.html).
+///
+/// The codes have names; ``description`` gives libcurl's text (`curl_multi_strerror`) and the number.
+public struct CurlMultiCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The `CURLMcode` number.
+    public let rawValue: Int32
+
+    /// Creates a code from its `CURLMcode` number.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    init(_ code: CURLMcode) { rawValue = code.rawValue }
+
+    /// `CURLM_OK`: no error.
+    public static let ok = CurlMultiCode(rawValue: 0)
+    /// `CURLM_BAD_HANDLE`: not a valid multi handle.
+    public static let badHandle = CurlMultiCode(rawValue: 1)
+    /// `CURLM_BAD_EASY_HANDLE`: not a valid easy handle, or one that belongs to another multi handle.
+    public static let badEasyHandle = CurlMultiCode(rawValue: 2)
+    /// `CURLM_OUT_OF_MEMORY`.
+    public static let outOfMemory = CurlMultiCode(rawValue: 3)
+    /// `CURLM_INTERNAL_ERROR`: a bug in libcurl.
+    public static let internalError = CurlMultiCode(rawValue: 4)
+    /// `CURLM_BAD_SOCKET`.
+    public static let badSocket = CurlMultiCode(rawValue: 5)
+    /// `CURLM_UNKNOWN_OPTION`: `curl_multi_setopt` with an option this libcurl does not know.
+    public static let unknownOption = CurlMultiCode(rawValue: 6)
+    /// `CURLM_ADDED_ALREADY`: the easy handle is in a multi handle already.
+    public static let addedAlready = CurlMultiCode(rawValue: 7)
+    /// `CURLM_RECURSIVE_API_CALL`: called from inside one of libcurl's callbacks.
+    public static let recursiveAPICall = CurlMultiCode(rawValue: 8)
+    /// `CURLM_WAKEUP_FAILURE`: `curl_multi_wakeup` could not signal the waiting thread.
+    public static let wakeupFailure = CurlMultiCode(rawValue: 9)
+    /// `CURLM_BAD_FUNCTION_ARGUMENT`.
+    public static let badFunctionArgument = CurlMultiCode(rawValue: 10)
+    /// `CURLM_ABORTED_BY_CALLBACK`.
+    public static let abortedByCallback = CurlMultiCode(rawValue: 11)
+    /// `CURLM_UNRECOVERABLE_POLL`: waiting on the sockets failed (`poll(2)` itself).
+    public static let unrecoverablePoll = CurlMultiCode(rawValue: 12)
+
+    /// libcurl's text for the code (`curl_multi_strerror`) and its number.
+    public var description: String {
+        let text = curl_multi_strerror(CURLMcode(rawValue: rawValue)).map { String(cString: $0) } ?? "unknown"
+        return "\(text) (CURLMcode \(rawValue))"
+    }
+}
+
+/// A libcurl multi-interface call that failed: which call, and libcurl's code.
+public struct CurlMultiError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// libcurl's code.
+    public var code: CurlMultiCode
+    /// The call that failed, for example `curl_multi_perform`.
+    public var function: String
+
+    /// Creates an error value.
+    public init(code: CurlMultiCode, function: String) {
+        self.code = code
+        self.function = function
+    }
+
+    /// `function failed: text (CURLMcode n)`.
+    public var description: String { "\(function) failed: \(code)" }
+}
+
+/// Checks one multi-interface result; every `curl_multi_*` call that returns a `CURLMcode` goes through it.
+@inline(__always)
+private func check(_ code: CURLMcode, _ function: String) throws(CurlMultiError) {
+    guard code == CURLM_OK else { throw CurlMultiError(code: CurlMultiCode(code), function: function) }
+}
+
+/// A libcurl easy-interface call that failed: an option libcurl refused, a handle it could not create, or a paused
+/// transfer it could not resume.
+struct CurlEasyError: Error {
     let code: CurlCode
     let what: String
 }
@@ -148,11 +218,11 @@ final class CurlEasy {
     /// `CURLOPT_ERRORBUFFER`: libcurl writes a specific message here; it must live as long as the handle.
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init() throws(CurlSetupError) {
+    init() throws(CurlEasyError) {
         guard CurlGlobal.initialization == .ok else {
-            throw CurlSetupError(code: CurlGlobal.initialization, what: "curl_global_init")
+            throw CurlEasyError(code: CurlGlobal.initialization, what: "curl_global_init")
         }
-        guard let handle = curl_easy_init() else { throw CurlSetupError(code: .outOfMemory, what: "curl_easy_init") }
+        guard let handle = curl_easy_init() else { throw CurlEasyError(code: .outOfMemory, what: "curl_easy_init") }
         self.handle = handle
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -171,32 +241,32 @@ final class CurlEasy {
         errorBuffer.deallocate()
     }
 
-    private func check(_ code: CURLcode, _ option: String) throws(CurlSetupError) {
-        guard code == CURLE_OK else { throw CurlSetupError(code: CurlCode(code), what: option) }
+    private func check(_ code: CURLcode, _ option: String) throws(CurlEasyError) {
+        guard code == CURLE_OK else { throw CurlEasyError(code: CurlCode(code), what: option) }
     }
 
     /// Sets an option that takes a `long` (https://curl.se/libcurl/c/curl_easy_setopt.html).
-    func set(_ option: CURLoption, _ value: Int, _ name: String) throws(CurlSetupError) {
+    func set(_ option: CURLoption, _ value: Int, _ name: String) throws(CurlEasyError) {
         try check(CCurl_easy_setopt_long(handle, option, value), name)
     }
 
     /// Sets an option that takes a `curl_off_t`.
-    func set(_ option: CURLoption, offset value: Int64, _ name: String) throws(CurlSetupError) {
+    func set(_ option: CURLoption, offset value: Int64, _ name: String) throws(CurlEasyError) {
         try check(CCurl_easy_setopt_off_t(handle, option, curl_off_t(value)), name)
     }
 
     /// Sets an option that takes a string; libcurl copies it.
-    func set(_ option: CURLoption, _ value: String, _ name: String) throws(CurlSetupError) {
+    func set(_ option: CURLoption, _ value: String, _ name: String) throws(CurlEasyError) {
         try check(CCurl_easy_setopt_string(handle, option, value), name)
     }
 
     /// Sets `CURLOPT_HTTPHEADER`; the list lives as long as the handle.
-    func setHeaders(_ lines: [String]) throws(CurlSetupError) {
+    func setHeaders(_ lines: [String]) throws(CurlEasyError) {
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for line in lines {
             guard let longer = curl_slist_append(list, line) else {
                 if let list { curl_slist_free_all(list) }
-                throw CurlSetupError(code: .outOfMemory, what: "curl_slist_append")
+                throw CurlEasyError(code: .outOfMemory, what: "curl_slist_append")
             }
             list = longer
         }
@@ -206,10 +276,9 @@ final class CurlEasy {
     }
 
     /// Resumes a transfer that the write callback paused (`curl_easy_pause(CURLPAUSE_CONT)`). libcurl may call the
-    /// write callback again from inside this call with the bytes it held back.
-    @discardableResult
-    func resume() -> CurlCode {
-        CurlCode(curl_easy_pause(handle, CURLPAUSE_CONT))
+    /// write callback again from inside this call with the bytes it held back, and fails when that delivery does.
+    func resume() throws(CurlEasyError) {
+        try check(curl_easy_pause(handle, CURLPAUSE_CONT), "curl_easy_pause")
     }
 
     /// The specific message libcurl left in the error buffer, or its generic text for `code`.
@@ -274,49 +343,55 @@ private func curlHeaderCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: In
 
 /// The libcurl multi handle (`CURLM *`) that drives every transfer of a ``Fetcher``.
 ///
-/// Confined to the transfer thread, except for ``wakeup()`` (see ``CurlWakeup``).
+/// Confined to the transfer thread, except for ``CurlWakeup/wakeup()``. libcurl's global state must be set up first
+/// (``CurlGlobal/initialization``).
 final class CurlMulti {
     let handle: UnsafeMutableRawPointer
+    private var isClosed = false
 
-    init() throws(CurlSetupError) {
-        guard CurlGlobal.initialization == .ok else {
-            throw CurlSetupError(code: CurlGlobal.initialization, what: "curl_global_init")
-        }
-        guard let handle = curl_multi_init() else { throw CurlSetupError(code: .outOfMemory, what: "curl_multi_init") }
+    init() throws(CurlMultiError) {
+        guard let handle = curl_multi_init() else { throw CurlMultiError(code: .outOfMemory, function: "curl_multi_init") }
         self.handle = handle
     }
 
     deinit {
-        curl_multi_cleanup(handle)
+        // Only when ``close()`` was not called: a deinitializer has no one to report a failure to.
+        if !isClosed { curl_multi_cleanup(handle) }
+    }
+
+    /// `curl_multi_cleanup`: frees the handle, closing every cached connection. The handle must not be used again.
+    func close() throws(CurlMultiError) {
+        guard !isClosed else { return }
+        isClosed = true
+        try check(curl_multi_cleanup(handle), "curl_multi_cleanup")
     }
 
     /// Sets a multi option that takes a `long` (https://curl.se/libcurl/c/curl_multi_setopt.html).
-    func set(_ option: CURLMoption, _ value: Int, _ name: String) throws(CurlSetupError) {
-        let code = CCurl_multi_setopt_long(handle, option, value)
-        guard code == CURLM_OK else { throw CurlSetupError(code: CurlCode(rawValue: -Int32(code.rawValue)), what: name) }
+    func set(_ option: CURLMoption, _ value: Int, _ name: String) throws(CurlMultiError) {
+        try check(CCurl_multi_setopt_long(handle, option, value), "curl_multi_setopt(\(name))")
     }
 
     /// `curl_multi_add_handle`: the transfer starts on the next ``perform()``.
-    func add(_ easy: CurlEasy) -> Bool {
-        curl_multi_add_handle(handle, easy.handle) == CURLM_OK
+    func add(_ easy: CurlEasy) throws(CurlMultiError) {
+        try check(curl_multi_add_handle(handle, easy.handle), "curl_multi_add_handle")
     }
 
     /// `curl_multi_remove_handle`: stops the transfer wherever it is; its connection may be closed.
-    func remove(_ easy: CurlEasy) {
-        curl_multi_remove_handle(handle, easy.handle)
+    func remove(_ easy: CurlEasy) throws(CurlMultiError) {
+        try check(curl_multi_remove_handle(handle, easy.handle), "curl_multi_remove_handle")
     }
 
     /// `curl_multi_perform`: moves every transfer forward as far as it can without blocking; returns how many run.
     @discardableResult
-    func perform() -> Int {
+    func perform() throws(CurlMultiError) -> Int {
         var running: Int32 = 0
-        curl_multi_perform(handle, &running)
+        try check(curl_multi_perform(handle, &running), "curl_multi_perform")
         return Int(running)
     }
 
-    /// `curl_multi_poll`: waits for activity on any transfer's socket, a libcurl timeout, ``wakeup()`` or `timeout`.
-    func poll(timeoutMilliseconds: Int32) {
-        curl_multi_poll(handle, nil, 0, timeoutMilliseconds, nil)
+    /// `curl_multi_poll`: waits for activity on any transfer's socket, a libcurl timeout, a wakeup or `timeout`.
+    func poll(timeoutMilliseconds: Int32) throws(CurlMultiError) {
+        try check(curl_multi_poll(handle, nil, 0, timeoutMilliseconds, nil), "curl_multi_poll")
     }
 
     /// `curl_multi_info_read`: the next finished transfer, as its easy handle and result, or `nil`.
@@ -348,10 +423,11 @@ final class CurlWakeup: @unchecked Sendable {
         handle.withLock { $0 = address }
     }
 
-    /// Interrupts the transfer thread's ``CurlMulti/poll(timeoutMilliseconds:)``, from any thread.
-    func wakeup() {
-        handle.withLock { address in
-            if let multi = UnsafeMutableRawPointer(bitPattern: address) { curl_multi_wakeup(multi) }
+    /// Interrupts the transfer thread's ``CurlMulti/poll(timeoutMilliseconds:)``, from any thread; does nothing once
+    /// closed.
+    func wakeup() throws(CurlMultiError) {
+        try handle.withLock { (address) throws(CurlMultiError) in
+            if let multi = UnsafeMutableRawPointer(bitPattern: address) { try check(curl_multi_wakeup(multi), "curl_multi_wakeup") }
         }
     }
 

@@ -45,6 +45,11 @@ final class Delivery {
         guard self.response == nil else { return }
         self.response = response
         guard failure == nil else { return }
+        if let error = hasher?.error {
+            // libcrypto could not even start a hash: fail before the consumer sees a byte, rather than at the end.
+            fail(hashError(error))
+            return
+        }
         let encodings = response.contentEncodings
         switch encodings {
         case []:
@@ -125,6 +130,11 @@ final class Delivery {
         FetchError(kind: .consumerFailed, message: "the consumer stopped: \(error)", url: url, status: response?.status, underlying: error)
     }
 
+    private func hashError(_ error: HashError) -> FetchError {
+        FetchError(kind: .libraryFailure, message: "hashing the body (SHA-256) failed: \(error)", url: url, status: response?.status,
+                   underlying: error)
+    }
+
     private func inflateError(_ error: InflateError) -> FetchError {
         let kind: FetchError.Kind
         switch error.kind {
@@ -132,6 +142,7 @@ final class Delivery {
         case .ratioLimitExceeded: kind = .tooLarge(.inflationRatio)
         case .truncated: kind = .truncated
         case .corrupt, .trailingData, .noMemory: kind = .badContentEncoding
+        case .streamError: kind = .libraryFailure
         }
         let encoding = contentEncoding ?? "compressed"
         return FetchError(kind: kind, message: "\(encoding) body: \(error)", url: url, status: response?.status, underlying: error)
@@ -160,8 +171,12 @@ final class Delivery {
             if let failure {
                 result.outcome = .failed(failure)
             } else {
-                result.outcome = .ok
-                result.bodySHA256 = hasher?.finalize()
+                do {
+                    result.bodySHA256 = try hasher?.digest()
+                    result.outcome = .ok
+                } catch {
+                    result.outcome = .failed(hashError(error))
+                }
             }
         } else if let status {
             result.outcome = .failed(httpError(status, result.response))

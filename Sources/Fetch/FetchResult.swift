@@ -44,6 +44,10 @@ public struct FetchError: Error, CustomStringConvertible {
         case cancelled
         /// Any other network or protocol failure; ``FetchError/curlCode`` tells which.
         case network
+        /// A C library failed on its own account, not because of the feed or the network: libcurl's multi
+        /// interface (the message names the call and its `CURLMcode`, ``FetchError/curlMultiCode``), zlib's stream
+        /// state, or libcrypto hashing the body (``FetchError/underlying`` is then a ``HashError``).
+        case libraryFailure
     }
 
     /// Which limit a ``Kind/tooLarge(_:)`` failure exceeded.
@@ -60,29 +64,34 @@ public struct FetchError: Error, CustomStringConvertible {
     public var kind: Kind
     /// libcurl's code, when libcurl reported the failure.
     public var curlCode: CurlCode?
+    /// libcurl's multi-interface code, when a `curl_multi_*` call failed (``Kind/libraryFailure``).
+    public var curlMultiCode: CurlMultiCode?
     /// A specific message: libcurl's, zlib's, or Fetch's own.
     public var message: String
     /// The URL requested.
     public var url: String
     /// The final HTTP status, when a response arrived.
     public var status: Int?
-    /// The error behind this one: the consumer's, or an ``InflateError``.
+    /// The error behind this one: the consumer's, an ``InflateError``, a ``HashError`` or a ``CurlMultiError``.
     public var underlying: (any Error)?
 
     /// Creates an error value.
-    public init(kind: Kind, message: String, url: String, curlCode: CurlCode? = nil, status: Int? = nil, underlying: (any Error)? = nil) {
+    public init(kind: Kind, message: String, url: String, curlCode: CurlCode? = nil, curlMultiCode: CurlMultiCode? = nil,
+                status: Int? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
         self.message = message
         self.url = url
         self.curlCode = curlCode
+        self.curlMultiCode = curlMultiCode
         self.status = status
         self.underlying = underlying
     }
 
-    /// `url: message [CURLcode n]`.
+    /// `url: message [CURLcode n]` (or `[CURLMcode n]`).
     public var description: String {
         var text = "\(url): \(message)"
         if let curlCode { text += " [CURLcode \(curlCode.rawValue)]" }
+        if let curlMultiCode { text += " [CURLMcode \(curlMultiCode.rawValue)]" }
         return text
     }
 }

@@ -16,6 +16,12 @@ public struct FetcherStatistics: Sendable, Hashable {
     public var finishedTransfers = 0
     /// New connections opened (the sum of `CURLINFO_NUM_CONNECTS`); fewer than finished transfers means reuse.
     public var connectionsOpened = 0
+    /// Failed calls of libcurl's multi interface (`curl_multi_perform`, `_poll`, `_wakeup`, `_cleanup`, …). The
+    /// transfers such a failure touched failed with ``FetchError/Kind/libraryFailure``; a failed wakeup touches none
+    /// (the transfer thread then notices new work at its next poll timeout, within a second) and is known only here.
+    public var libcurlFailures = 0
+    /// The most recent of those failures.
+    public var lastLibcurlFailure: CurlMultiError?
 }
 
 /// The transfer thread of a ``Fetcher``: one libcurl multi handle driving every transfer.
@@ -98,18 +104,32 @@ final class TransferLoop: Sendable {
             transfer.channel.complete(TransferCompletion(curlMessage: error.message, abort: error))
             return
         }
-        wake.wakeup()
+        wakeTransferThread()
     }
 
     func cancel(_ id: UInt64) {
         inbox.withLock { $0.cancelled.append(id) }
-        wake.wakeup()
+        wakeTransferThread()
     }
 
     /// Asks the transfer thread to unpause a transfer whose consumer caught up.
     func resume(_ id: UInt64) {
         inbox.withLock { $0.resumed.append(id) }
-        wake.wakeup()
+        wakeTransferThread()
+    }
+
+    /// Interrupts the transfer thread's poll so it reads the inbox now. A failed wakeup loses no work, only time (the
+    /// thread polls with a timeout of a second), so it is counted in the statistics rather than failing a transfer.
+    private func wakeTransferThread() {
+        do { try wake.wakeup() } catch { noteLibcurlFailure(error) }
+    }
+
+    /// Counts a failed multi-interface call (``FetcherStatistics/libcurlFailures``).
+    func noteLibcurlFailure(_ error: CurlMultiError) {
+        statistics.withLock {
+            $0.libcurlFailures += 1
+            $0.lastLibcurlFailure = error
+        }
     }
 
     /// Ends the thread: transfers still running fail with ``FetchError/Kind/cancelled``. Joins it, unless called on
@@ -121,7 +141,7 @@ final class TransferLoop: Sendable {
             return inbox.started
         }
         guard started else { return }  // no thread, nothing to wait for; later submissions fail as cancelled
-        wake.wakeup()
+        wakeTransferThread()
         guard let running = thread.withLock({ id -> pthread_t? in defer { id = nil }; return id }) else {
             // Another call took the thread: wait until it has cleaned up, unless this is the thread itself.
             if !isTransferThread {
@@ -140,6 +160,13 @@ final class TransferLoop: Sendable {
     /// Whether the calling thread is the transfer thread.
     private var isTransferThread: Bool {
         loopThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+}
+
+extension FetchError {
+    /// A ``Kind/libraryFailure`` for a failed multi-interface call.
+    static func libraryFailure(_ error: CurlMultiError, url: String, message: String? = nil) -> FetchError {
+        FetchError(kind: .libraryFailure, message: message ?? "libcurl: \(error)", url: url, curlMultiCode: error.code, underlying: error)
     }
 }
 
@@ -168,18 +195,26 @@ private final class LoopRunner {
     }
 
     func run() {
-        let setupFailure: FetchError?
-        do {
-            let multi = try CurlMulti()
-            try multi.set(CURLMOPT_PIPELINING, configuration.usesHTTP2Multiplexing ? Int(CURLPIPE_MULTIPLEX) : 0, "CURLMOPT_PIPELINING")
-            try multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maximumConnectionsPerHost), "CURLMOPT_MAX_HOST_CONNECTIONS")
-            try multi.set(CURLMOPT_MAXCONNECTS, max(1, configuration.maximumCachedConnections), "CURLMOPT_MAXCONNECTS")
-            self.multi = multi
-            loop.wake.open(multi)
-            setupFailure = nil
-        } catch {
-            setupFailure = FetchError(kind: .network, message: "libcurl could not be set up: \(error.what) failed", url: "",
-                                      curlCode: error.code)
+        var setupFailure: FetchError?
+        if CurlGlobal.initialization != .ok {
+            setupFailure = FetchError(kind: .network, message: "libcurl could not be set up: curl_global_init failed", url: "",
+                                      curlCode: CurlGlobal.initialization)
+        } else {
+            do throws(CurlMultiError) {
+                let multi = try CurlMulti()
+                self.multi = multi  // closed at the end of run() even when an option below fails
+                try multi.set(CURLMOPT_PIPELINING, configuration.usesHTTP2Multiplexing ? Int(CURLPIPE_MULTIPLEX) : 0, "CURLMOPT_PIPELINING")
+                try multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, max(0, configuration.maximumConnectionsPerHost), "CURLMOPT_MAX_HOST_CONNECTIONS")
+                try multi.set(CURLMOPT_MAXCONNECTS, max(1, configuration.maximumCachedConnections), "CURLMOPT_MAXCONNECTS")
+                loop.wake.open(multi)
+            } catch {
+                loop.noteLibcurlFailure(error)
+                setupFailure = FetchError.libraryFailure(error, url: "", message: "libcurl could not be set up: \(error)")
+            }
+        }
+        if setupFailure != nil, let multi {
+            do throws(CurlMultiError) { try multi.close() } catch { loop.noteLibcurlFailure(error) }
+            self.multi = nil
         }
         while true {
             let work = loop.inbox.withLock { inbox -> TransferLoop.Inbox in
@@ -197,7 +232,7 @@ private final class LoopRunner {
                 waitingStart = 0
             }
             for id in work.cancelled { cancel(id) }
-            for id in work.resumed { active[id]?.easy.resume() }
+            for id in work.resumed { resume(id) }
             if work.shuttingDown { break }
             let added = startWaiting()
             guard let multi else {
@@ -205,7 +240,7 @@ private final class LoopRunner {
                 Thread.sleep(forTimeInterval: 0.05)
                 continue
             }
-            multi.perform()
+            do throws(CurlMultiError) { try multi.perform() } catch { failRunning(error) }
             var finishedAny = false
             while let (handle, code) = multi.nextFinished() {
                 finish(handle, code)
@@ -213,7 +248,12 @@ private final class LoopRunner {
             }
             updateStatistics()
             if added || (finishedAny && waitingStart < waiting.count) { continue }
-            multi.poll(timeoutMilliseconds: 1000)
+            do throws(CurlMultiError) { try multi.poll(timeoutMilliseconds: 1000) } catch {
+                // Nothing can be waited for: fail what runs, and pause briefly so a lasting failure does not spin.
+                failRunning(error)
+                updateStatistics()
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
         // Shutting down: every transfer still here is cancelled.
         let shutdown = FetchError(kind: .cancelled, message: "the fetcher was shut down", url: "")
@@ -221,7 +261,26 @@ private final class LoopRunner {
         for easy in Array(active.values) { stop(easy, shutdown) }
         loop.wake.close()
         updateStatistics()
+        do throws(CurlMultiError) { try multi?.close() } catch { loop.noteLibcurlFailure(error) }
         multi = nil
+    }
+
+    /// A multi-interface call that concerns every running transfer failed: each of them fails with it.
+    private func failRunning(_ error: CurlMultiError) {
+        loop.noteLibcurlFailure(error)
+        for easy in Array(active.values) {
+            stop(easy, FetchError.libraryFailure(error, url: easy.transfer.request.urlString))
+        }
+    }
+
+    /// Unpauses a transfer whose consumer caught up; when libcurl cannot (the held-back delivery failed), the
+    /// transfer stops with libcurl's code (or its own limit error, when its write callback refused the bytes).
+    private func resume(_ id: UInt64) {
+        guard let easy = active[id] else { return }
+        do throws(CurlEasyError) { try easy.easy.resume() } catch {
+            stop(easy, FetchError(kind: .network, message: "resuming the paused transfer failed: \(easy.easy.message(for: error.code))",
+                                  url: easy.transfer.request.urlString, curlCode: error.code))
+        }
     }
 
     /// Moves waiting transfers into the multi handle while there is room. Returns whether it added any.
@@ -235,12 +294,16 @@ private final class LoopRunner {
                 fail(transfer, FetchError(kind: .cancelled, message: "cancelled", url: transfer.request.urlString))
                 continue
             }
-            do {
-                let easy = try EasyTransfer(transfer: transfer, configuration: configuration)
-                guard multi.add(easy.easy) else {
-                    fail(transfer, FetchError(kind: .network, message: "curl_multi_add_handle failed", url: transfer.request.urlString))
-                    continue
-                }
+            let easy: EasyTransfer
+            do throws(CurlEasyError) {
+                easy = try EasyTransfer(transfer: transfer, configuration: configuration)
+            } catch {
+                fail(transfer, FetchError(kind: .invalidURL, message: "libcurl refused \(error.what): \(error.code)",
+                                          url: transfer.request.urlString, curlCode: error.code))
+                continue
+            }
+            do throws(CurlMultiError) {
+                try multi.add(easy.easy)
                 active[transfer.id] = easy
                 byHandle[easy.easy.handle] = easy
                 loop.statistics.withLock {
@@ -249,8 +312,8 @@ private final class LoopRunner {
                 }
                 added = true
             } catch {
-                fail(transfer, FetchError(kind: .invalidURL, message: "libcurl refused \(error.what): \(error.code)",
-                                          url: transfer.request.urlString, curlCode: error.code))
+                loop.noteLibcurlFailure(error)
+                fail(transfer, FetchError.libraryFailure(error, url: transfer.request.urlString))
             }
         }
         // Started transfers must not stay referenced here: each holds its fetcher, so the fetcher (and this thread)
@@ -274,9 +337,10 @@ private final class LoopRunner {
         }
     }
 
-    /// Removes a running transfer from the multi handle and reports it stopped for `reason`.
+    /// Removes a running transfer from the multi handle and reports it stopped for `reason` (a failed removal is
+    /// counted in the statistics: the transfer fails anyway).
     private func stop(_ easy: EasyTransfer, _ reason: FetchError) {
-        multi?.remove(easy.easy)
+        _ = detach(easy)
         var completion = easy.completion(code: .abortedByCallback)
         completion.abort = completion.abort ?? reason
         forget(easy)
@@ -285,11 +349,26 @@ private final class LoopRunner {
 
     private func finish(_ handle: UnsafeMutableRawPointer, _ code: CurlCode) {
         guard let easy = byHandle[handle] else { return }
-        multi?.remove(easy.easy)
-        let completion = easy.completion(code: code)
+        let removal = detach(easy)
+        var completion = easy.completion(code: code)
+        if let removal {
+            completion.abort = completion.abort ?? FetchError.libraryFailure(removal, url: easy.transfer.request.urlString)
+        }
         forget(easy)
         loop.statistics.withLock { $0.connectionsOpened += completion.newConnections }
         easy.transfer.channel.complete(completion)
+    }
+
+    /// `curl_multi_remove_handle`; its failure, counted, if it failed. The easy handle is freed right after either
+    /// way, and `curl_easy_cleanup` takes it out of a multi handle it is still in.
+    private func detach(_ easy: EasyTransfer) -> CurlMultiError? {
+        do throws(CurlMultiError) {
+            try multi?.remove(easy.easy)
+            return nil
+        } catch {
+            loop.noteLibcurlFailure(error)
+            return error
+        }
     }
 
     private func forget(_ easy: EasyTransfer) {
@@ -333,7 +412,7 @@ private final class EasyTransfer: CurlEasyDelegate {
     /// The most header bytes accepted per response; libcurl caps single lines, this caps their number.
     private static let maximumHeaderBytes = 256 << 10
 
-    init(transfer: FetchTransfer, configuration c: FetchConfiguration) throws(CurlSetupError) {
+    init(transfer: FetchTransfer, configuration c: FetchConfiguration) throws(CurlEasyError) {
         self.transfer = transfer
         currentURL = transfer.request.url
         maximumBodyBytes = c.maximumBodyBytes

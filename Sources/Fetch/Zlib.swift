@@ -58,6 +58,9 @@ public struct InflateError: Error, Sendable, Hashable, CustomStringConvertible {
         case ratioLimitExceeded
         /// zlib could not allocate memory.
         case noMemory
+        /// zlib refused a call on its stream state (`Z_STREAM_ERROR`, for example from `inflateReset`): a fault of
+        /// the inflater or of zlib, not of the data.
+        case streamError
     }
 
     /// What went wrong.
@@ -239,11 +242,21 @@ public final class Inflater {
         case .zlib: windowBits = 15
         default: windowBits = -15
         }
-        let status = CZlib_inflateInit2(stream, windowBits)
-        guard status == Z_OK else {
-            throw fail(status == Z_MEM_ERROR ? .noMemory : .corrupt, ZlibCode(rawValue: status), "inflateInit2 failed")
-        }
+        try check(CZlib_inflateInit2(stream, windowBits), "inflateInit2")
         initialized = true
+    }
+
+    /// Checks the result of a zlib call that must return `Z_OK` (`inflateInit2`, `inflateReset`).
+    private func check(_ status: Int32, _ function: String) throws(InflateError) {
+        guard status != Z_OK else { return }
+        let kind: InflateError.Kind
+        switch status {
+        case Z_MEM_ERROR: kind = .noMemory
+        case Z_STREAM_ERROR: kind = .streamError
+        default: kind = .corrupt  // Z_VERSION_ERROR: the zlib library does not match the header
+        }
+        let detail = stream.pointee.msg.map { ": " + String(cString: $0) } ?? ""
+        throw fail(kind, ZlibCode(rawValue: status), "\(function) failed\(detail)")
     }
 
     private func run(_ input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) throws(InflateError) -> Bool {
@@ -268,7 +281,7 @@ public final class Inflater {
                 let next = stream.pointee.next_in!
                 if allowsMembers && next.pointee == 0x1F {
                     // Another gzip member follows: start over with the same settings (inflateReset keeps windowBits).
-                    inflateReset(stream)
+                    try check(inflateReset(stream), "inflateReset")
                     memberEnded = false
                 } else if next.pointee == 0 {
                     // Zero padding after the last member, which some tools write: skip it, like gzip(1) does.

@@ -95,6 +95,7 @@ extension FetchError.Kind {
         case .fileUnreadable: return "file-unreadable"
         case .cancelled: return "cancelled"
         case .network: return "network"
+        case .libraryFailure: return "library-failure"
         }
     }
 }

@@ -1,31 +1,45 @@
 // The one file of the command that calls the C library directly (write(2), signal(2), isatty(3)).
 import Foundation
+import Synchronization
 
-/// Buffered, unlocked output to a file descriptor, flushed on request and when the buffer fills.
+/// Buffered output to a file descriptor, flushed on request and when the buffer fills; safe from any thread.
+///
+/// Standard error is written from more than one thread during an ingest (the observers on the event queue, the
+/// signal handler on its own queue), so the buffer is behind a lock, held while it is written out too: each
+/// ``write(_:)-([UInt8])`` reaches the descriptor whole, never interleaved with another thread's bytes.
 ///
 /// A closed pipe (`feedingest parse feed.xml | head`) ends the process quietly with status 0, as
 /// command-line tools do, instead of crashing on SIGPIPE.
-final class OutputStream {
+final class OutputStream: Sendable {
     private let descriptor: Int32
-    private var buffer: [UInt8] = []
     private let capacity: Int
+    private let buffer: Mutex<[UInt8]>
 
     init(descriptor: Int32, capacity: Int = 64 * 1024) {
         self.descriptor = descriptor
         self.capacity = capacity
-        buffer.reserveCapacity(capacity)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(capacity)
+        buffer = Mutex(bytes)
     }
 
     static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
     func write(_ bytes: [UInt8]) {
-        buffer.append(contentsOf: bytes)
-        if buffer.count >= capacity { flush() }
+        buffer.withLock { buffer in
+            buffer.append(contentsOf: bytes)
+            if buffer.count >= capacity { Self.drain(&buffer, to: descriptor) }
+        }
     }
 
     func write(_ text: String) { write(Array(text.utf8)) }
 
     func flush() {
+        buffer.withLock { Self.drain(&$0, to: descriptor) }
+    }
+
+    /// Writes out and empties `buffer`; called with the lock held.
+    private static func drain(_ buffer: inout [UInt8], to descriptor: Int32) {
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
@@ -49,10 +63,9 @@ final class OutputStream {
     var isTerminal: Bool { isatty(descriptor) == 1 }
 }
 
-/// The process's standard output and error.
-/// The command runs on one thread, so the two streams are never shared across threads:
-/// that is why `nonisolated(unsafe)` is safe here.
+/// The process's standard output and error, shared by every thread of the command (``OutputStream`` is `Sendable`:
+/// its buffer is behind a lock).
 enum StandardStreams {
-    nonisolated(unsafe) static let output = OutputStream(descriptor: 1)
-    nonisolated(unsafe) static let error = OutputStream(descriptor: 2, capacity: 1)
+    static let output = OutputStream(descriptor: 1)
+    static let error = OutputStream(descriptor: 2, capacity: 1)
 }

@@ -18,6 +18,28 @@ struct HasherTests {
         #expect(hash == expected, "XXH64(\"\(input)\") = 0x\(String(hash, radix: 16))")
     }
 
+    /// xxHash's own self-test vectors (xxhsum's sanity check, `cli/xsum_sanity_check.c` in the xxHash repository):
+    /// XXH64 over a prefix of its pseudo-random test buffer, with seed 0 and seed PRIME32. They cover the empty input,
+    /// the tail paths (1, 4 and 14 bytes) and the 32-byte stripe loop (222 bytes).
+    @Test(arguments: [
+        (0, 0, 0xEF46_DB37_51D8_E999), (0, 2_654_435_761, 0xAC75_FDA2_929B_17EF),
+        (1, 0, 0xE934_A84A_DB05_2768), (1, 2_654_435_761, 0x5014_6076_43A9_B4C3),
+        (4, 0, 0x9136_A0DC_A574_57EE),
+        (14, 0, 0x8282_DCC4_994E_35C8), (14, 2_654_435_761, 0xC3BD_6BF6_3DEB_6DF0),
+        (222, 0, 0xB641_AE8C_B691_C174), (222, 2_654_435_761, 0x20CB_8AB7_AE10_C14A),
+    ] as [(Int, UInt64, UInt64)])
+    func xxHash64MatchesTheSpecificationVectors(length: Int, seed: UInt64, expected: UInt64) {
+        // xxhsum's test buffer: byte i is the top byte of PRIME32 * PRIME64^i (mod 2^64).
+        var buffer = [UInt8](repeating: 0, count: 222)
+        var generator: UInt64 = 2_654_435_761
+        for index in buffer.indices {
+            buffer[index] = UInt8(truncatingIfNeeded: generator >> 56)
+            generator &*= 11_400_714_785_074_694_797
+        }
+        let hash = buffer.withUnsafeBytes { ArticleHasher.xxHash64(UnsafeRawBufferPointer(rebasing: $0[0..<length]), seed: seed) }
+        #expect(hash == expected, "XXH64(\(length) bytes, seed \(seed)) = 0x\(String(hash, radix: 16))")
+    }
+
     @Test func contentHashSeesEveryFieldButFeedAndCommentCount() {
         var base = makeArticle("a")
         base.authors = [Person(name: "Ada", email: "ada@example.com")]

@@ -1,6 +1,8 @@
+import CCrypto
 import CCurl
 import CExpat
 import CSQLite
+import CXXHash
 import CZlib
 import Foundation
 import Testing
@@ -86,6 +88,76 @@ struct CShimTests {
         // An option number libcurl does not know is refused: the wrapper passes the option through unchanged.
         #expect(CCurl_multi_setopt_long(multi, CURLMoption(rawValue: 9_999), 1) == CURLM_UNKNOWN_OPTION)
         #expect(CCurl_writefunc_pause() == 0x1000_0001)
+    }
+
+    @Test func curlMultiCallsReportMisuseThroughTheirCodes() throws {
+        // Fetch checks every CURLMcode; these are the failures libcurl really returns for them.
+        #expect(curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK)
+        let multi = try #require(curl_multi_init())
+        let easy = try #require(curl_easy_init())
+        defer {
+            curl_easy_cleanup(easy)
+            #expect(curl_multi_cleanup(multi) == CURLM_OK)
+        }
+        #expect(curl_multi_add_handle(multi, easy) == CURLM_OK)
+        #expect(curl_multi_add_handle(multi, easy) == CURLM_ADDED_ALREADY)
+        #expect(curl_multi_remove_handle(multi, easy) == CURLM_OK)
+        #expect(curl_multi_remove_handle(multi, nil) == CURLM_BAD_EASY_HANDLE)
+        var running: Int32 = -1
+        #expect(curl_multi_perform(multi, &running) == CURLM_OK && running == 0)
+        #expect(curl_multi_perform(nil, &running) == CURLM_BAD_HANDLE)
+        #expect(curl_multi_wakeup(multi) == CURLM_OK)
+        #expect(curl_multi_poll(multi, nil, 0, 1000, nil) == CURLM_OK)  // returns at once: the wakeup is pending
+        #expect(curl_multi_poll(nil, nil, 0, 0, nil) == CURLM_BAD_HANDLE)
+        #expect(String(cString: curl_multi_strerror(CURLM_ADDED_ALREADY)).contains("already"))
+    }
+
+    @Test func libcryptoSHA256ThroughEVP() throws {
+        // FIPS 180-4's "abc", through the calls Fetch's Crypto.swift makes, split in two updates.
+        let context = try #require(EVP_MD_CTX_new())
+        defer { EVP_MD_CTX_free(context) }
+        #expect(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1)
+        #expect(EVP_DigestUpdate(context, "a", 1) == 1)
+        #expect(EVP_DigestUpdate(context, "bc", 2) == 1)
+        let copy = try #require(EVP_MD_CTX_new())
+        defer { EVP_MD_CTX_free(copy) }
+        #expect(EVP_MD_CTX_copy_ex(copy, context) == 1)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        #expect(EVP_DigestFinal_ex(copy, &digest, &length) == 1)
+        #expect(length == 32)
+        let hex = digest.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+        #expect(hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+
+        // A failure queues a code on this thread's error queue, which Fetch turns into a HashError.
+        ERR_clear_error()
+        let bare = try #require(EVP_MD_CTX_new())
+        defer { EVP_MD_CTX_free(bare) }
+        #expect(EVP_DigestInit_ex(bare, nil, nil) == 0)  // no digest given and none set before
+        let code = ERR_peek_last_error()
+        #expect(ERR_GET_LIB(code) == ERR_LIB_EVP)
+        #expect(ERR_reason_error_string(code).map { String(cString: $0) } == "no digest set")
+        ERR_clear_error()
+        #expect(ERR_peek_last_error() == 0)
+    }
+
+    @Test func libxxhashOneShotAndStreamingAgree() throws {
+        // XXH64 of the empty input (xxHash's own self-test value), and a buffer hashed in one call and in pieces.
+        #expect(XXH64(nil, 0, 0) == 0xEF46_DB37_51D8_E999)
+        let bytes = Array(String(repeating: "Zürich — 東京 ", count: 50).utf8)
+        let oneShot = bytes.withUnsafeBytes { XXH64($0.baseAddress, $0.count, 7) }
+        let state = try #require(XXH64_createState())
+        defer { XXH64_freeState(state) }
+        #expect(XXH64_reset(state, 7) == XXH_OK)
+        bytes.withUnsafeBytes { buffer in
+            for start in stride(from: 0, to: buffer.count, by: 37) {
+                let piece = UnsafeRawBufferPointer(rebasing: buffer[start..<min(start + 37, buffer.count)])
+                #expect(XXH64_update(state, piece.baseAddress, piece.count) == XXH_OK)
+            }
+        }
+        #expect(XXH64_digest(state) == oneShot)
+        #expect(oneShot != bytes.withUnsafeBytes { XXH64($0.baseAddress, $0.count, 8) }, "the seed reaches the library")
+        #expect(XXH_versionNumber() >= 800)
     }
 
     @Test func zlibGzipRoundTrip() throws {

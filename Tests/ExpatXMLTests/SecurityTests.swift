@@ -180,6 +180,23 @@ struct SecurityTests {
         #expect(run(xml, configuration: strict).error?.code == .amplificationLimitBreach)
     }
 
+    @Test func anAmplificationLimitLibexpatRefusesFailsTheParseNamingIt() {
+        // libexpat refuses a factor below 1 or not a number (XML_SetBillionLaughsAttackProtectionMaximumAmplification
+        // returns false): the parser must say so, not run with expat's default limit or none.
+        for bad: Float in [0.5, 0, -3, .nan] {
+            var configuration = ExpatXMLConfiguration()
+            configuration.maximumAmplification = bad
+            let result = EventRecorder.record(Array("<r>fine</r>".utf8), configuration: configuration)
+            #expect(result.events.isEmpty, "nothing is parsed with a setting libexpat refused")
+            #expect(result.error?.code == .setupFailed, "\(bad)")
+            #expect(result.error?.message.contains("amplification limit \(bad)") == true, "\(result.error?.message ?? "")")
+            #expect(result.error?.message.contains("maximumAmplification") == true)
+        }
+        var smallest = ExpatXMLConfiguration()
+        smallest.maximumAmplification = 1
+        #expect(EventRecorder.record(Array("<r>fine</r>".utf8), configuration: smallest).error == nil)
+    }
+
     @Test func doctypeAloneIsNotRejected() {
         // ROME rejects DOCTYPEs; RSS 0.91 feeds carry one. An internal subset's entities expand normally.
         let xml = """

@@ -1,4 +1,4 @@
-import Fetch
+@testable import Fetch
 import Foundation
 import Testing
 
@@ -40,6 +40,59 @@ struct SHA256Tests {
         // Boundary lengths around the padding block.
         #expect(SHA256.hash(Array(repeating: UInt8(0x61), count: 55)).hex == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
         #expect(SHA256.hash(Array(repeating: UInt8(0x61), count: 64)).hex == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
+    }
+
+    @Test func aCopyHashesOnIndependentlyAndFinalizeLeavesTheHashUsable() throws {
+        var abc = SHA256()
+        abc.update(Array("ab".utf8))
+        var copy = abc  // shares libcrypto's context until one of them changes
+        abc.update(Array("c".utf8))
+        #expect(abc.finalize().hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(try abc.digest() == abc.finalize(), "finalizing twice gives the same digest")
+        copy.update(Array("x".utf8))
+        #expect(copy.finalize() == SHA256.hash(Array("abx".utf8)))
+        abc.update(Array("dbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))  // more after a finalize
+        #expect(abc.finalize().hex == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(abc.error == nil && copy.error == nil)
+    }
+
+    @Test func aFileHashesInChunksLikeItsBytes() throws {
+        let message = Array(FeedFixture.rss(items: 40))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sha256-\(UUID().uuidString).xml").path
+        try Data(message).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for chunkSize in [1, 63, 64, 4096, 1 << 20] {
+            #expect(try SHA256.hash(contentsOfFile: path, chunkSize: chunkSize) == SHA256.hash(message), "chunk \(chunkSize)")
+        }
+        // A partial file first, then the bytes that follow it: a resumed download.
+        var resumed = SHA256()
+        #expect(try resumed.update(contentsOfFile: path) == Int64(message.count))
+        resumed.update(Array("tail".utf8))
+        #expect(resumed.finalize() == SHA256.hash(message + Array("tail".utf8)))
+    }
+
+    @Test func anUnreadableFileIsAHashErrorWithItsErrno() throws {
+        let missing = "/nonexistent-\(UUID().uuidString)/feed.xml"
+        let error = try #require(throws: HashError.self) { try SHA256.hash(contentsOfFile: missing) }
+        #expect(error.kind == .fileUnreadable && error.systemError == ENOENT && error.context == missing)
+        #expect(error.message.contains("No such file or directory"))
+        // A directory opens but does not read.
+        let directory = try #require(throws: HashError.self) { try SHA256.hash(contentsOfFile: NSTemporaryDirectory()) }
+        #expect(directory.kind == .fileUnreadable && directory.systemError == EISDIR)
+    }
+
+    @Test func aLibcryptoFailureIsKeptAndThrownWithItsCode() throws {
+        // A context given no digest: EVP_DigestInit_ex really fails, as it does when OpenSSL offers no SHA-256.
+        var hash = SHA256(context: { () throws(HashError) in try DigestContext(digest: nil) })
+        let error = try #require(hash.error)
+        #expect(error.kind == .libcrypto && error.context == "EVP_DigestInit_ex")
+        #expect(error.libcryptoCode.reasonText == "no digest set")
+        #expect(error.libcryptoCode.library == 6)  // ERR_LIB_EVP
+        #expect(error.description.contains("digital envelope routines"))
+        hash.update(Array("ignored".utf8))
+        #expect(hash.error == error)
+        #expect(throws: error) { try hash.digest() }
+        #expect(throws: error) { try hash.update(contentsOfFile: "/dev/null") }
     }
 }
 

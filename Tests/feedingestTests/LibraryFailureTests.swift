@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// A C library that fails for real reaches the user as a clear error, not a crash and not silence.
+@Suite("C library failures, end to end")
+struct LibraryFailureCommandTests {
+    /// An OpenSSL configuration that activates only the `null` provider (which implements no algorithm): libcrypto
+    /// then has no SHA-256 and `EVP_DigestInit_ex` fails, while plain-HTTP transfers through libcurl still work.
+    @Test func parseOverHTTPWithoutASHA256ReportsLibcrypto() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let feed = """
+            <?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
+            <item><title>one</title><guid>1</guid></item></channel></rss>
+            """
+        try Data(feed.utf8).write(to: directory.appendingPathComponent("feed.xml"))
+        let configuration = directory.appendingPathComponent("openssl-null.cnf")
+        try Data("""
+            openssl_conf = openssl_init
+            [openssl_init]
+            providers = provider_sect
+            [provider_sect]
+            null = null_sect
+            [null_sect]
+            activate = 1
+
+            """.utf8).write(to: configuration)
+        let server = try StaticServer(directory: directory)
+        let url = "http://127.0.0.1:\(server.port)/feed.xml"
+
+        let working = try CommandRunner.run(["parse", url])
+        #expect(working.status == 0 && working.lines.count == 1, "\(working.stderr)")
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENSSL_CONF"] = configuration.path
+        let broken = try CommandRunner.run(["parse", url], environment: environment)
+        #expect(broken.status == 1)
+        #expect(broken.lines.isEmpty, "nothing is parsed when the body cannot be hashed")
+        #expect(broken.stderr.contains("feedingest: \(url)"))
+        #expect(broken.stderr.contains("hashing the body (SHA-256) failed: libcrypto EVP_DigestInit_ex failed"), "\(broken.stderr)")
+        #expect(broken.stderr.contains("digital envelope routines"), "OpenSSL's own text: \(broken.stderr)")
+    }
+}
