@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import TestSupport
 import Testing
 
 /// What is fetched and what is refused, and the network failures that need no misbehaving server.
@@ -77,7 +78,7 @@ struct RequestTests {
     }
 
     @Test func connectionRefused() throws {
-        let port = try freePort()  // nothing listens there
+        let port = try Loopback.freePort()  // nothing listens there
         let result = Fetcher().fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(port)/feed.xml")!), into: CountingConsumer())
         let error = try #require(result.error)
         #expect(error.kind == .connectionRefused)

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("feedingest parse over the whole corpus")
 struct CorpusSchemaTests {
     /// Every XML file of both corpora, messy ones included: every article line and the report must match the schemas.
     @Test func everyArticleAndReportMatchesTheSchemas() throws {
-        let corpus = Paths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        let corpus = Paths.corpus
         var inputs: [String] = []
         let enumerator = FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {

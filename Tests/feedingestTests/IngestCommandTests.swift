@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `feedingest [ingest] FEEDS`, end to end: the built binary, a real HTTP server on 127.0.0.1, a fresh store.
@@ -26,7 +27,7 @@ struct IngestCommandTests {
     }
 
     @Test func ingestsAListIntoAFreshStoreAndASecondRunPrintsNothingNew() throws {
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         let base = "http://127.0.0.1:\(server.port)"
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -72,7 +73,7 @@ struct IngestCommandTests {
     }
 
     @Test func aBadLineAndADeadURLFailOnlyThemselves() throws {
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         let base = "http://127.0.0.1:\(server.port)"
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -191,7 +192,7 @@ struct IngestCommandTests {
     }
 
     @Test func timeoutAndMaxBytesLimitEachFeedAndBadValuesAreUsageErrors() throws {
-        let server = try SlowServer(directory: Paths.realworld, delay: 1.0)
+        let server = try FeedServer(delay: 1.0, root: Paths.realworld)
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = directory.appendingPathComponent("feeds.txt")
@@ -227,7 +228,7 @@ struct IngestCommandTests {
         #expect(try Self.count("feeds WHERE consecutive_failures > 0", in: store) == 0)
 
         // With another remote feed answering, an unresolved host is that feed's own failure.
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         try Data("http://feedingest-a.invalid/feed.xml\nhttp://127.0.0.1:\(server.port)/bio.rdf\n".utf8).write(to: list)
         let mixed = try CommandRunner.run([list.path, "--store", store.path])
         #expect(mixed.status == 1, "\(mixed.stderr)")
