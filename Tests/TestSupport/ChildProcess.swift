@@ -212,3 +212,49 @@ public enum Spawn {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
+
+extension ChildProcess {
+    /// What a program run to its end by ``run(_:_:standardInput:environment:currentDirectory:)`` left.
+    public struct Finished: Sendable {
+        public let status: Int32
+        public let standardOutput: String
+        public let standardError: String
+    }
+
+    /// Runs `executable` with `arguments` to its end with real pipes, feeding it `standardInput` (else an empty
+    /// input) and reading stdout and stderr while it runs, so a large output can never block it.
+    public static func run(_ executable: String, _ arguments: [String], standardInput: Data? = nil,
+                           environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> Finished {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let output = Pipe(), errors = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        try process.run()
+        let group = DispatchGroup()
+        let collected = Mutex<(output: Data, errors: Data)>((Data(), Data()))
+        group.enter()
+        DispatchQueue.global().async {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            collected.withLock { $0.output = data }
+            group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            collected.withLock { $0.errors = data }
+            group.leave()
+        }
+        if let standardInput { try? input.fileHandleForWriting.write(contentsOf: standardInput) }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        group.wait()
+        let (out, err) = collected.withLock { ($0.output, $0.errors) }
+        return Finished(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
+                        standardError: String(decoding: err, as: UTF8.self))
+    }
+}

@@ -10,16 +10,10 @@ struct IngestCommandTests {
 
     /// Counts the rows of a store's table with Python's sqlite3 (an independent reader).
     static func count(_ table: String, in store: URL) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ' + sys.argv[2]).fetchone()[0])",
-                             store.path, table]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        let finished = try ChildProcess.run("/usr/bin/env", [
+            "python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ' + sys.argv[2]).fetchone()[0])",
+            store.path, table])
+        return Int(finished.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     static func objects(_ result: CommandRunner.Result) -> [[String: Any]] {
