@@ -217,12 +217,20 @@ extension ChildProcess {
     /// What a program run to its end by ``run(_:_:standardInput:environment:currentDirectory:)`` left.
     public struct Finished: Sendable {
         public let status: Int32
-        public let standardOutput: String
-        public let standardError: String
+        /// The bytes written to stdout.
+        public let output: Data
+        /// The bytes written to stderr.
+        public let errors: Data
+
+        /// stdout as UTF-8 text.
+        public var standardOutput: String { String(decoding: output, as: UTF8.self) }
+        /// stderr as UTF-8 text.
+        public var standardError: String { String(decoding: errors, as: UTF8.self) }
     }
 
     /// Runs `executable` with `arguments` to its end with real pipes, feeding it `standardInput` (else an empty
     /// input) and reading stdout and stderr while it runs, so a large output can never block it.
+    @discardableResult
     public static func run(_ executable: String, _ arguments: [String], standardInput: Data? = nil,
                            environment: [String: String]? = nil, currentDirectory: URL? = nil) throws -> Finished {
         let process = Process()
@@ -254,7 +262,6 @@ extension ChildProcess {
         process.waitUntilExit()
         group.wait()
         let (out, err) = collected.withLock { ($0.output, $0.errors) }
-        return Finished(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
-                        standardError: String(decoding: err, as: UTF8.self))
+        return Finished(status: process.terminationStatus, output: out, errors: err)
     }
 }
