@@ -13,6 +13,7 @@ import Glibc
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` and the pipes are set in init and never replaced (Process and Pipe are safe to
     // use from any thread once running); the only mutable state, the unread output, is behind a Mutex.
+    /// The running child.
     public let process: Process
     private let output = Pipe()
     private let errors: Pipe?
@@ -52,7 +53,9 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// The child's pid.
     public var processIdentifier: Int32 { process.processIdentifier }
+    /// Whether the child still runs.
     public var isRunning: Bool { process.isRunning }
 
     /// The next line of standard output (without its newline), or `nil` at its end. A last line without a newline
@@ -126,6 +129,7 @@ public enum Spawn {
         public var exitStatus: Int32
         /// The child's peak resident set, KiB (`ru_maxrss` from wait4).
         public var maxRSSKiB: Int
+        /// From before the spawn to the reap.
         public var wallSeconds: Double
         /// The child was still running at the timeout and was signalled.
         public var timedOut: Bool
@@ -216,6 +220,7 @@ public enum Spawn {
 extension ChildProcess {
     /// What a program run to its end by ``run(_:_:standardInput:environment:currentDirectory:)`` left.
     public struct Finished: Sendable {
+        /// The exit status.
         public let status: Int32
         /// The bytes written to stdout.
         public let output: Data

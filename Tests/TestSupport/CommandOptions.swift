@@ -1,7 +1,9 @@
 /// `--name value` pairs and `--flag`s, parsed by hand: the command lines of the small helper and benchmark
 /// executables (StoreProbe, feedingest-store-bench), which have no dependency but the package's own targets.
 public struct CommandOptions: Sendable {
+    /// `--name value` pairs, by name.
     public private(set) var values: [String: String] = [:]
+    /// The flags given.
     public private(set) var flags: Set<String> = []
 
     /// Parses `arguments`; the names in `flagNames` take no value, every other `--name` takes the next argument.

@@ -3,11 +3,15 @@ import Foundation
 
 /// What a generated feed contains, so every variant can be checked against it.
 public struct FeedManifest: Codable, Equatable, Sendable {
+    /// ``FeedGenerator/version`` when it was written.
     public var generatorVersion: Int
+    /// RSS 2.0 or Atom 1.0.
     public var format: FeedGenerator.Format
+    /// Items (or entries) in the feed.
     public var items: Int
     /// Start tags in the whole document (what the C no-op counts).
     public var elements: Int
+    /// The document's size.
     public var bytes: Int
     /// The work every variant must reproduce: item count and the UTF-8 sizes of the extracted fields.
     public var expected: WorkTally
@@ -16,9 +20,12 @@ public struct FeedManifest: Codable, Equatable, Sendable {
 /// What a parser extracted, or what the generator wrote: item count and the total UTF-8 size of each item's title,
 /// link, guid and date after parsing (entities resolved).
 public struct WorkTally: Codable, Equatable, Sendable {
+    /// Items counted.
     public var items = 0
+    /// UTF-8 bytes of the items' titles, links, guids and dates.
     public var titleBytes = 0, linkBytes = 0, guidBytes = 0, pubDateBytes = 0
 
+    /// Nothing counted yet.
     public init() {}
 
     mutating func add(lengths: FieldLengths) {
@@ -49,11 +56,14 @@ public struct FeedGenerator: Sendable {
     /// Bump when the output changes, so cached fixtures are regenerated.
     public static let version = 1
 
+    /// RSS 2.0 or Atom 1.0.
     public let format: Format
+    /// How many items (entries) to write.
     public let items: Int
     /// Varies the text of otherwise identical feeds (the seed set's two feeds of one shape); 0 for the large fixtures.
     public var seed: UInt64 = 0
 
+    /// A generator of `items` items in `format`, its text varied by `seed`.
     public init(format: Format, items: Int, seed: UInt64 = 0) {
         self.format = format
         self.items = items

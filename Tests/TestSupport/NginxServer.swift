@@ -21,6 +21,7 @@ public final class NginxServer: Sendable {
         /// At most this many bytes a second per connection (`limit_rate`).
         public var limitRate: Int?
 
+        /// A location at `path`; see the properties for the rest.
         public init(_ path: String, alias: String? = nil, gzip: Bool? = nil, gzipStatic: Bool = false, limitRate: Int? = nil) {
             self.path = path
             self.alias = alias
@@ -47,8 +48,10 @@ public final class NginxServer: Sendable {
         public var etag = true
         /// Log every request (``NginxServer/requests(status:)`` reads the log); off for benchmarks.
         public var accessLog = true
+        /// Requests one kept-alive connection may carry.
         public var keepaliveRequests = 10_000
 
+        /// A configuration; see the properties.
         public init(root: URL? = nil, locations: [Location] = [], gzip: Bool = true, etag: Bool = true, tls: Bool = false,
                     accessLog: Bool = true) {
             self.root = root
@@ -60,6 +63,7 @@ public final class NginxServer: Sendable {
         }
     }
 
+    /// The plain HTTP port on 127.0.0.1.
     public let port: Int
     /// The TLS (HTTP/2) port, when ``Configuration/tls`` was asked for and a certificate could be made.
     public let tlsPort: Int?
@@ -71,8 +75,10 @@ public final class NginxServer: Sendable {
     public let certificate: String?
     private let watchdog: ChildProcess
 
+    /// Debian's nginx, when installed (`make setup` installs it).
     public static let executable: String? = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// openssl, which makes the TLS certificate.
     public static let openssl: String? = ["/usr/bin/openssl", "/usr/local/bin/openssl"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
 

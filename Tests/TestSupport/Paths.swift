@@ -60,8 +60,10 @@ public enum Paths {
 
 /// Why a helper of this module could not do its job (a server did not start, a child could not be spawned, …).
 public struct TestSupportError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, for the test's failure message.
     public let description: String
 
+    /// An error saying `description`.
     public init(_ description: String) {
         self.description = description
     }

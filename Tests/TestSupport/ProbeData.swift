@@ -63,10 +63,12 @@ public enum ProbeData {
         return text
     }
 
+    /// The words articles are made of (some non-ASCII).
     public static let words = [
         "market", "election", "council", "river", "bridge", "science", "budget", "stadium", "harbour", "festival",
         "railway", "museum", "climate", "startup", "orchestra", "summit", "vaccine", "satellite", "library", "harvest",
         "Überblick", "naïve", "café", "smörgåsbord", "façade", "jalapeño", "résumé", "piñata", "coöperate", "über",
     ]
+    /// The authors articles name.
     public static let authors = ["Ada Lovelace", "Grace Hopper", "Jürgen Schmidt", "Amélie Durand", "山田太郎", "Olusegun Obi"]
 }

@@ -4,6 +4,7 @@ import Foundation
 /// drips, lying lengths, 429/503/410, redirect chains and loops, a gzip bomb, corrupt gzip, held requests, …; the
 /// script's docstring lists every path). It exits with this process, or when this object goes away.
 public final class FaultServer: Sendable {
+    /// Its port on 127.0.0.1.
     public let port: Int
     private let child: ChildProcess
 
@@ -29,9 +30,13 @@ public final class FaultServer: Sendable {
 
     /// The server's counters for one token.
     public struct Stats: Decodable, Sendable {
+        /// Requests seen.
         public let requests: Int
+        /// Connections opened.
         public let connections: Int
+        /// Requests waiting for a release now.
         public let held: Int
+        /// The most waiting at once.
         public let peak_held: Int
     }
 
@@ -60,6 +65,7 @@ public final class FeedServer: Sendable {
 
     /// What the server counted since it started or since the last reset.
     public struct Stats: Decodable, Sendable {
+        /// Requests seen (`/stats` aside).
         public var requests: Int
         /// The most requests waiting or being answered at once, across all ports.
         public var max_in_flight: Int
