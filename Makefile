@@ -2,7 +2,7 @@
 SWIFT ?= swift
 WERROR := -Xswiftc -warnings-as-errors
 
-.PHONY: setup build run bench test clean
+.PHONY: setup build run bench bench-store bench-fetch test clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,15 @@ run: setup
 bench: setup
 	$(SWIFT) build -c release $(WERROR) --product feedingest
 	$(SWIFT) run -c release $(WERROR) feedingest-bench $(ARGS)
+
+# The store's throughput (ArticleStore alone, then parsing the 200 MB fixture into a fresh store: pass
+# ARGS="--feed .build/bench-fixtures/rss-160000-v1.xml", which make bench generates) and Fetch over a loopback nginx
+# against parsing the same file. Separate executables, each printing a table and JSON lines.
+bench-store: setup
+	$(SWIFT) run -c release $(WERROR) feedingest-store-bench $(ARGS)
+
+bench-fetch: setup
+	$(SWIFT) run -c release $(WERROR) feedingest-fetch-bench $(ARGS)
 
 # The whole test suite, warnings as errors, run offline: in a network namespace with only loopback.
 # .ci/run calls exactly this.

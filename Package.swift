@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
+        .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
+        .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
     ],
     targets: [
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
@@ -30,21 +32,29 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
+        // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
+        // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
+        .target(name: "TestSupport", dependencies: ["CZlib", "Syndication"], path: "Tests/TestSupport"),
+
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "CZlib"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "TestSupport"],
             path: "Benchmarks/ExpatBench"
         ),
+        .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),
+        .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
 
-        .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML"]),
-        // Test-only: the child process the ArticleStore tests kill, and a throughput benchmark (`swift run -c release StoreProbe bench`).
-        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "Syndication"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe"], exclude: ["Fixtures"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "CZlib", "Syndication"]),
-        .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML"]),
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest"]),  // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch"]),
+        .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
+        // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
+        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "TestSupport"], path: "Tests/StoreProbe"),
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
+        .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "TestSupport"]),
+        // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
     ],
     swiftLanguageModes: [.v6]

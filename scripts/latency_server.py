@@ -1,24 +1,31 @@
 #!/usr/bin/env python3
 """A loopback feed server that answers every request 100 ms late: the 1,000-feed latency benchmark's server.
 
-Usage: latency_server.py [--feeds 1000] [--ports 20] [--delay 0.1] [--items 5] [--parent PID]
+Usage: latency_server.py [--feeds 1000] [--ports 20] [--delay 0.1] [--items 5] [--root DIR] [--parent PID]
 
 It listens on 127.0.0.1 only, on --ports ports the kernel picks (real feed lists span many hosts, and the fetcher
 opens at most 6 connections to one host), and serves --feeds small deterministic RSS 2.0 feeds spread over them:
 feed i is http://127.0.0.1:PORT[i % ports]/feeds/i.xml. Every response waits --delay seconds after the request
-arrived. HTTP/1.1 with keep-alive.
+arrived. HTTP/1.1 with keep-alive. The tests use it too (Tests/TestSupport's FeedServer), through these paths:
+
+    /items/COUNT/NAME       a COUNT-item RSS feed whose guids and titles are made from its path
+    /redirect/PORT/PATH     302 to http://127.0.0.1:PORT/PATH (one of this server's ports)
+    /NAME                   with --root DIR, the file DIR/NAME (the query string ignored): a slow static server
 
 Once listening it prints one JSON line to stdout: {"ports": [...], "urls": [...]}. GET /stats (any port) returns
-{"requests": N, "max_in_flight": M, "in_flight": K} -- M is the most requests waiting or being answered at once,
-across all ports -- and /stats?reset=1 resets the counters after reading them. It exits on SIGTERM or SIGINT, or
-when the process --parent names is gone, printing the final stats as one JSON line to stderr.
+{"requests": N, "max_in_flight": M, "max_in_flight_per_port": P, "in_flight": K} -- M is the most requests waiting
+or being answered at once, across all ports, P the most on one port -- and /stats?reset=1 resets the counters after
+reading them. It exits on SIGTERM or SIGINT, or when the process --parent names is gone, printing the final stats as
+one JSON line to stderr.
 """
 import argparse
 import asyncio
 import json
+import mimetypes
 import os
 import signal
 import sys
+from urllib.parse import unquote, urlsplit
 
 
 class Stats:
@@ -26,13 +33,28 @@ class Stats:
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.per_port = {}
+        self.max_per_port = {}
+
+    def begin(self, port):
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.per_port[port] = self.per_port.get(port, 0) + 1
+        self.max_per_port[port] = max(self.max_per_port.get(port, 0), self.per_port[port])
+
+    def end(self, port):
+        self.in_flight -= 1
+        self.per_port[port] -= 1
 
     def snapshot(self):
-        return {"requests": self.requests, "max_in_flight": self.max_in_flight, "in_flight": self.in_flight}
+        return {"requests": self.requests, "max_in_flight": self.max_in_flight,
+                "max_in_flight_per_port": max(self.max_per_port.values(), default=0), "in_flight": self.in_flight}
 
     def reset(self):
         self.requests = 0
         self.max_in_flight = self.in_flight
+        self.max_per_port = dict(self.per_port)
 
 
 WORDS = ("market update council river design energy transit festival harbour research Zürich 東京 café naïve "
@@ -66,23 +88,50 @@ def feed(index: int, items: int) -> bytes:
     return "".join(parts).encode("utf-8")
 
 
+def path_feed(path: str, items: int) -> bytes:
+    """A feed named by its path: the same path gives the same bytes, another path other guids."""
+    body = "".join(f"<item><title>{path} {i}</title><guid>{path}#{i}</guid><link>http://feeds.invalid{path}/{i}</link>"
+                   f"<description>{'x' * 200}</description></item>" for i in range(items))
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>{path}</title>{body}</channel></rss>'.encode()
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--feeds", type=int, default=1000)
     parser.add_argument("--ports", type=int, default=20)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--items", type=int, default=5)
+    parser.add_argument("--root", default=None)
     parser.add_argument("--parent", type=int, default=0)
     args = parser.parse_args()
 
     bodies = [feed(i, args.items) for i in range(args.feeds)]
     stats = Stats()
 
-    async def respond(writer, status, body, content_type):
+    async def respond(writer, status, body, content_type, extra=""):
         head = (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-                f"Cache-Control: no-cache\r\n\r\n")
+                f"Cache-Control: no-cache\r\n{extra}\r\n")
         writer.write(head.encode("ascii") + body)
         await writer.drain()
+
+    async def answer(writer, path):
+        name = path.rsplit("/", 1)[-1]
+        number = name[:-4] if name.endswith(".xml") else ""
+        parts = path.split("/")
+        if path.startswith("/feeds/") and number.isdigit() and int(number) < len(bodies):
+            await respond(writer, "200 OK", bodies[int(number)], "application/rss+xml; charset=utf-8")
+        elif path.startswith("/items/") and len(parts) > 3 and parts[2].isdigit():
+            await respond(writer, "200 OK", path_feed(path, int(parts[2])), "application/rss+xml")
+        elif path.startswith("/redirect/") and len(parts) > 3 and parts[2].isdigit():
+            target = f"http://127.0.0.1:{parts[2]}/{'/'.join(parts[3:])}"
+            await respond(writer, "302 Found", b"", "text/plain", f"Location: {target}\r\n")
+        elif args.root and os.path.isfile(file := os.path.join(args.root, unquote(path).lstrip("/"))) \
+                and os.path.realpath(file).startswith(os.path.realpath(args.root) + os.sep):
+            with open(file, "rb") as handle:
+                body = handle.read()
+            await respond(writer, "200 OK", body, mimetypes.guess_type(file)[0] or "application/octet-stream")
+        else:
+            await respond(writer, "404 Not Found", b"not found\n", "text/plain")
 
     async def handle(reader, writer):
         try:
@@ -100,19 +149,13 @@ async def main() -> int:
                         stats.reset()
                     await respond(writer, "200 OK", body, "application/json")
                 else:
-                    stats.requests += 1
-                    stats.in_flight += 1
-                    stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+                    port = writer.get_extra_info("sockname")[1]
+                    stats.begin(port)
                     try:
                         await asyncio.sleep(args.delay)
-                        name = path.rsplit("/", 1)[-1]
-                        number = name[:-4] if name.endswith(".xml") else ""
-                        if path.startswith("/feeds/") and number.isdigit() and int(number) < len(bodies):
-                            await respond(writer, "200 OK", bodies[int(number)], "application/rss+xml; charset=utf-8")
-                        else:
-                            await respond(writer, "404 Not Found", b"not found\n", "text/plain")
+                        await answer(writer, urlsplit(path).path)
                     finally:
-                        stats.in_flight -= 1
+                        stats.end(port)
                 if close:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 enum BenchmarkMain {
@@ -109,7 +110,7 @@ struct Benchmark {
                 let slow = try fixture(Fixture.rss2MB)
                 let seed = try SeedSet.ensure(directory: directory)
                 for file in [fast, slow] { try Gzip.ensure(file.path) }
-                let server = try LoopbackNginx(files: [fast.path, slow.path] + seed.map(\.path))
+                let server = try HTTPVariant.startNginx(serving: [fast.path, slow.path] + seed.map(\.path))
                 defer { server.stop() }
                 if sections.contains(.http) {
                     http = runHTTP(server: server, fast: fast, slow: slow)
@@ -119,11 +120,11 @@ struct Benchmark {
                     let rounds = options.quick ? 1 : max(5, min(options.rounds, 7))
                     endToEnd.append(try runCommand(
                         name: "e2e-seed-set", description: "seed set, \(seed.count) feeds over HTTP (nginx, gzip)", executable: executable,
-                        feedURLs: seed.map { server.url("gz", $0.path) }, bytes: seed.reduce(0) { $0 + $1.manifest.bytes },
+                        feedURLs: seed.map { server.url(HTTPVariant.pipelineGzip.path(of: $0, slow: false)) }, bytes: seed.reduce(0) { $0 + $1.manifest.bytes },
                         rounds: rounds, timeout: 120))
                     endToEnd.append(try runCommand(
                         name: "e2e-rss-20MB", description: "\(fast.name) over HTTP (nginx, gzip)", executable: executable,
-                        feedURLs: [server.url("gz", fast.path)], bytes: fast.manifest.bytes, rounds: rounds, timeout: 300))
+                        feedURLs: [server.url(HTTPVariant.pipelineGzip.path(of: fast, slow: false))], bytes: fast.manifest.bytes, rounds: rounds, timeout: 300))
                 }
             }
         }
@@ -131,18 +132,18 @@ struct Benchmark {
         var latency: [CommandResult] = []
         section(.latency) {
             let executable = try Self.feedingestExecutable().get()
-            let server = try LatencyServer(feeds: 1000, ports: 20, delay: 0.1)
+            let server = try FeedServer(feeds: 1000, ports: 20, delay: 0.1)
             defer { server.stop() }
             let stats: () -> (maxInFlight: Int, requests: Int)? = {
-                server.takeStats().map { ($0.max_in_flight, $0.requests) }
+                (try? server.stats(reset: true)).map { ($0.max_in_flight, $0.requests) }
             }
-            let description = "\(Report.grouped(server.urls.count)) feeds on 20 ports of 127.0.0.1, every response 100 ms late"
+            let description = "\(Report.grouped(server.feedURLs.count)) feeds on 20 ports of 127.0.0.1, every response 100 ms late"
             latency.append(try runCommand(name: "latency-1000", description: description + ", default --jobs", executable: executable,
-                                          feedURLs: server.urls, bytes: nil, rounds: options.quick ? 1 : 5, timeout: 120,
+                                          feedURLs: server.feedURLs, bytes: nil, rounds: options.quick ? 1 : 5, timeout: 120,
                                           between: { _ = stats() }, after: stats))
             if !options.quick {
                 latency.append(try runCommand(name: "latency-1000-jobs-1", description: description + ", --jobs 1", executable: executable,
-                                              feedURLs: server.urls, bytes: nil, extraArguments: ["--jobs", "1"], rounds: 5,
+                                              feedURLs: server.feedURLs, bytes: nil, extraArguments: ["--jobs", "1"], rounds: 5,
                                               timeout: 240, between: { _ = stats() }, after: stats))
             }
         }

@@ -1,7 +1,11 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// The generator's formats, by the name the benchmark has always used (Syndication has a `FeedFormat` of its own).
+typealias FeedFormat = FeedGenerator.Format
 
 /// A generated feed on disk, with the manifest that says what is in it.
 struct Fixture {

@@ -9,6 +9,7 @@ import FoundationNetworking
 #endif
 #if canImport(FoundationXML)
 import FoundationXML
+import TestSupport
 #endif
 
 /// The ways of getting a feed over HTTP that the benchmark compares.
@@ -43,6 +44,33 @@ enum HTTPVariant: String, CaseIterable, Codable, Sendable {
         case (_, false): "plain"
         case (_, true): "slow"
         }
+    }
+
+    /// `/LOCATION/NAME` for a fixture served by the benchmark's nginx.
+    func path(of fixture: Fixture, slow: Bool) -> String {
+        "/\(location(slow: slow))/\((fixture.path as NSString).lastPathComponent)"
+    }
+
+    /// `limit_rate` of the slow locations, bytes a second.
+    static let slowRate = 1 << 20
+
+    /// The benchmark's nginx, on 127.0.0.1 only, serving `files` (and their `.gz` copies) by base name through
+    /// symbolic links, at these locations:
+    /// - `/plain/`: the file as it is, no compression;
+    /// - `/gz/`: the precompressed `.gz` beside the file (`gzip_static`), `Content-Encoding: gzip`, to a client that asks;
+    /// - `/slow/` and `/slow-gz/`: the same, at most 1 MiB/s per connection (`limit_rate`).
+    static func startNginx(serving files: [String]) throws -> NginxServer {
+        var configuration = NginxServer.Configuration(gzip: false, accessLog: false)
+        configuration.keepaliveRequests = 100_000
+        configuration.locations = [
+            .init("/plain/"),
+            .init("/gz/", gzipStatic: true),
+            .init("/slow/", limitRate: slowRate),
+            .init("/slow-gz/", gzipStatic: true, limitRate: slowRate),
+        ]
+        let server = try NginxServer(configuration)
+        for file in files { try server.link(file) }
+        return server
     }
 }
 
@@ -360,7 +388,7 @@ struct HTTPRunResult: Codable {
 
 extension Benchmark {
     /// Full-speed and rate-limited fetches of the same feeds by every HTTP variant, paired rounds.
-    func runHTTP(server: LoopbackNginx, fast: Fixture, slow: Fixture) -> [HTTPRunResult] {
+    func runHTTP(server: NginxServer, fast: Fixture, slow: Fixture) -> [HTTPRunResult] {
         let fastRounds = options.quick ? min(options.rounds, 5) : max(5, min(options.rounds, 7))
         let slowRounds = options.quick ? 1 : 5
         return [
@@ -369,14 +397,14 @@ extension Benchmark {
         ]
     }
 
-    private func timeHTTP(server: LoopbackNginx, fixture: Fixture, slow: Bool, rounds: Int, warmup: Int) -> HTTPRunResult {
+    private func timeHTTP(server: NginxServer, fixture: Fixture, slow: Bool, rounds: Int, warmup: Int) -> HTTPRunResult {
         let name = slow ? "http-rate-limited" : "http-loopback"
         var outcomes: [HTTPVariant: [HTTPOutcome]] = [:]
         for round in 0..<(warmup + rounds) {
             let counted = round >= warmup
             log("\(name) \(fixture.name): \(counted ? "round \(round - warmup + 1)/\(rounds)" : "warm-up")…")
             for variant in HTTPVariant.allCases {
-                var outcome = HTTPRunner.run(variant, url: server.url(variant.location(slow: slow), fixture.path),
+                var outcome = HTTPRunner.run(variant, url: server.url(variant.path(of: fixture, slow: slow)),
                                              format: fixture.manifest.format)
                 Self.verify(&outcome, variant: variant, manifest: fixture.manifest)
                 if counted { outcomes[variant, default: []].append(outcome) }
@@ -387,7 +415,7 @@ extension Benchmark {
             let runs = outcomes[variant]!
             let totals = runs.map(\.totalSeconds)
             let failure = runs.first { !$0.ok }?.failure
-            let url = server.url(variant.location(slow: slow), fixture.path)
+            let url = server.url(variant.path(of: fixture, slow: slow))
             var peak: Int?
             if !slow && sectionsIncludeMemory {
                 log("\(name): peak-RSS probe \(variant.rawValue)…")
@@ -407,7 +435,7 @@ extension Benchmark {
                 wireBytes: runs.last?.wireBytes, peakRSSKiB: peak)
         }
         return HTTPRunResult(name: name, feed: fixture.name, bytes: fixture.manifest.bytes, items: fixture.manifest.items,
-                             rateLimitBytesPerSecond: slow ? LoopbackNginx.slowRate : nil, rounds: rounds, warmupRounds: warmup,
+                             rateLimitBytesPerSecond: slow ? HTTPVariant.slowRate : nil, rounds: rounds, warmupRounds: warmup,
                              variants: variants)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The command line, parsed by hand (the benchmark has no dependency but the package's own targets).
 enum Command {

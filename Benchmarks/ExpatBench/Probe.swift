@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// What a probe child prints: one JSON line on stdout.
@@ -146,42 +147,13 @@ enum Probe {
 
     /// Runs this binary with `arguments` (posix_spawn), reads its stdout, and reaps it with wait4 for ru_maxrss.
     static func spawn(_ arguments: [String]) -> Child {
-        let path = executablePath()
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { return Child(maxRSSKiB: 0, exitStatus: -1, wallSeconds: 0, failure: "pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let start = monotonicNanos()
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        close(pipeEnds[1])
-        guard spawned == 0 else {
-            close(pipeEnds[0])
-            return Child(maxRSSKiB: 0, exitStatus: -1, wallSeconds: 0, failure: "posix_spawn failed: \(String(cString: strerror(spawned)))")
+        let child: Spawn.Result
+        do { child = try Spawn.run(executablePath(), arguments) } catch {
+            return Child(maxRSSKiB: 0, exitStatus: -1, wallSeconds: 0, failure: "\(error)")
         }
-        var output = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(pipeEnds[0], &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            output.append(contentsOf: chunk[..<count])
-        }
-        close(pipeEnds[0])
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let wall = Double(monotonicNanos() - start) / 1e9
-        let exited = status & 0x7F == 0
-        let exitStatus = exited ? (status >> 8) & 0xFF : -(status & 0x7F)
-        let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last.map(String.init)
-        let failure = line == nil ? (exited ? "child exited with status \(exitStatus) and no output" : "child killed by signal \(-exitStatus)") : nil
-        return Child(output: line, maxRSSKiB: Int(usage.ru_maxrss), exitStatus: exitStatus, wallSeconds: wall, failure: failure)
+        let line = child.output.split(separator: "\n").last.map(String.init)
+        let failure = line == nil ? (child.exitStatus >= 0 ? "child exited with status \(child.exitStatus) and no output"
+                                                           : "child killed by signal \(-child.exitStatus)") : nil
+        return Child(output: line, maxRSSKiB: child.maxRSSKiB, exitStatus: child.exitStatus, wallSeconds: child.wallSeconds, failure: failure)
     }
 }

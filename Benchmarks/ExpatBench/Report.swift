@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The human table on stdout, then one JSON line with the same figures.
 enum Report {

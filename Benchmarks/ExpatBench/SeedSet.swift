@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The "seed set": 14 feeds shaped like the list iPhoneExpat was demonstrated with (the iTunes top-300 albums feed
 /// twice, Dilbert, a Blogger Atom feed, Slate, USA Today, Flickr, …), from 5 KB to 1 MB. Shaped by format, item count

@@ -5,6 +5,7 @@ import Foundation
 import Syndication
 #if canImport(FoundationXML)
 import FoundationXML
+import TestSupport
 #endif
 
 /// The implementations compared, in the order every round runs them.

@@ -1,5 +1,6 @@
 import ExpatXML
 import Foundation
+import TestSupport
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -13,25 +14,14 @@ struct ItemFields: Equatable {
     var title = "", link = "", guid = "", pubDate = ""
 }
 
-/// What a variant extracted: item count and the total UTF-8 size of each field, comparable with the generator's.
-struct WorkTally: Codable, Equatable, Sendable {
-    var items = 0
-    var titleBytes = 0, linkBytes = 0, guidBytes = 0, pubDateBytes = 0
-
+extension WorkTally {
+    /// Counts one extracted item.
     mutating func add(_ item: ItemFields) {
         items += 1
         titleBytes += item.title.utf8.count
         linkBytes += item.link.utf8.count
         guidBytes += item.guid.utf8.count
         pubDateBytes += item.pubDate.utf8.count
-    }
-
-    mutating func add(lengths: FieldLengths) {
-        items += 1
-        titleBytes += lengths.title
-        linkBytes += lengths.link
-        guidBytes += lengths.guid
-        pubDateBytes += lengths.pubDate
     }
 }
 

@@ -1,26 +1,16 @@
 import ArticleStore
 import Foundation
-@testable import StoreProbe
 import Synchronization
 import Syndication
+import TestSupport
 import Testing
 
 /// The StoreProbe executable, built beside the test bundle (`swift build --build-tests` builds it).
 func probeExecutable() throws -> String {
-    let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        Bundle.main.bundleURL,
-        Bundle.main.bundleURL.deletingLastPathComponent(),
-    ]
-    for directory in candidates {
-        let path = directory.appendingPathComponent("StoreProbe").path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    guard let probe = Paths.builtExecutable("StoreProbe") else {
+        throw TestSupportError("StoreProbe not found beside the test bundle (build it with swift build --build-tests)")
     }
-    struct Missing: Error, CustomStringConvertible {
-        let searched: [String]
-        var description: String { "StoreProbe not found (build it with swift build --build-tests); searched \(searched)" }
-    }
-    throw Missing(searched: candidates.map(\.path))
+    return probe.path
 }
 
 /// A flag shared with the watchdog.
@@ -30,20 +20,15 @@ final class Flag: Sendable {
 
 /// A StoreProbe child process whose stdout is read line by line as it runs.
 final class Child {
-    let process = Process()
-    private let stdout = Pipe()
-    private let stderr = Pipe()
-    private var buffer: [UInt8] = []
+    private let child: ChildProcess
     private let finished = Flag()
 
+    var process: Process { child.process }
+
     init(_ arguments: [String], watchdog: Duration = .seconds(120)) throws {
-        process.executableURL = URL(fileURLWithPath: try probeExecutable())
-        process.arguments = arguments
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        child = try ChildProcess(try probeExecutable(), arguments, capturesStandardError: true)
         // A hung child must not hang the suite: kill it (only it, and only while it is still ours) after a while.
-        let pid = process.processIdentifier
+        let pid = child.processIdentifier
         let seconds = Double(watchdog.components.seconds)
         let finished = self.finished
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
@@ -51,27 +36,12 @@ final class Child {
         }
     }
 
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
     /// The next line of output, or `nil` at its end.
-    func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            let data = stdout.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            buffer.append(contentsOf: data)
-        }
-    }
+    func nextLine() -> String? { child.readLine() }
 
     /// Kills the child with SIGKILL and reaps it.
     func killNow() {
-        let pid = process.processIdentifier
+        let pid = child.processIdentifier
         finished.value.withLock { done in
             if !done { kill(pid, SIGKILL) }
         }
@@ -84,11 +54,11 @@ final class Child {
         var lines: [String] = []
         while let line = nextLine() { lines.append(line) }
         wait()
-        return (lines, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        return (lines, child.readStandardError())
     }
 
     private func wait() {
-        process.waitUntilExit()
+        child.waitUntilExit()
         finished.value.withLock { $0 = true }
     }
 }
@@ -175,7 +145,7 @@ struct ProcessTests {
         var kills = 0
         for round in 0..<6 {
             // Kill after a random number of commits (a run acknowledges ~120), then a random 0–2 ms later.
-            let target = 1 + random.next(commitsPerRun * 3 / 4)
+            let target = 1 + random.next(below: commitsPerRun * 3 / 4)
             let child = try Child(arguments)
             var commits = 0
             var runProgress = Progress()
@@ -183,7 +153,7 @@ struct ProcessTests {
                 runProgress.read(line)
                 if line.hasPrefix("commit") { commits += 1 }
             }
-            usleep(UInt32(random.next(2_000)))
+            usleep(UInt32(random.next(below: 2_000)))
             child.killNow()
             #expect(child.process.terminationReason == .uncaughtSignal || runProgress.done != nil,
                     "round \(round) (seed \(seed)): the probe exited on its own: \(child.finish().errors)")

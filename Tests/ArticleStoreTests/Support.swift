@@ -2,6 +2,7 @@ import ArticleStore
 import CSQLite
 import Foundation
 import Syndication
+import TestSupport
 import Testing
 
 /// A fresh directory under the system temporary directory, removed (with any immutable flag cleared) at the end.
@@ -23,19 +24,11 @@ final class TemporaryDirectory {
     }
 }
 
-/// Runs a command to completion; returns its exit status and combined output.
+/// Runs a command to completion; returns its exit status and its output (stdout, then stderr).
 @discardableResult
 func run(_ executable: String, _ arguments: String...) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let finished = try ChildProcess.run(executable, arguments)
+    return (finished.status, finished.standardOutput + finished.standardError)
 }
 
 /// Whether `chattr +i` works here (root on a file system with inode flags, such as ext4): the immutable flag

@@ -1,25 +1,6 @@
 import ExpatXML
 import Foundation
-
-/// SplitMix64 (Steele, Lea, Flood 2014; the reference `splitmix64.c`): a tiny deterministic generator, so every
-/// random split is reproducible from its seed on any platform and toolchain. Bounded values are derived here,
-/// not by the standard library's `random(in:using:)`, whose algorithm is not promised to stay the same.
-struct ChunkingSplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in `0..<bound` (the modulo bias is irrelevant here).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+import TestSupport
 
 /// How a document's bytes are cut into chunks.
 enum ChunkingSplit: CustomStringConvertible {
@@ -43,15 +24,15 @@ enum ChunkingSplit: CustomStringConvertible {
         case .random(let seed):
             // Mostly tiny chunks (they cut tokens, characters and CDATA sections everywhere), some medium,
             // some large, and now and then an empty one.
-            var generator = ChunkingSplitMix64(seed: seed)
+            var generator = SplitMix64(seed: seed)
             var offsets: [Int] = []
             var position = 0
             while true {
-                switch generator.below(16) {
+                switch generator.next(below: 16) {
                 case 0: break  // an empty chunk
-                case 1...8: position += 1 + generator.below(8)
-                case 9...13: position += 1 + generator.below(256)
-                default: position += 1 + generator.below(16_384)
+                case 1...8: position += 1 + generator.next(below: 8)
+                case 9...13: position += 1 + generator.next(below: 256)
+                default: position += 1 + generator.next(below: 16_384)
                 }
                 if position >= count { return offsets }
                 offsets.append(position)

@@ -1,5 +1,6 @@
 import ExpatXML
 import Foundation
+import TestSupport
 import Testing
 
 /// One way to configure the parser; the property must hold for each.
@@ -85,13 +86,13 @@ struct ChunkingConfiguration: Sendable, CustomTestStringConvertible {
     /// Corpus files cut short at a random point: the error (and the events before it) must not depend on the split.
     @Test("Truncated corpus files: the error does not depend on chunking")
     func truncatedCorpusFiles() {
-        var generator = ChunkingSplitMix64(seed: 0x7256)
+        var generator = SplitMix64(seed: 0x7256)
         var violations: [String] = []
         var failures = 0
         let sample = Self.corpus.enumerated().filter { $0.offset % 10 == 0 }.map(\.element)
         #expect(sample.count > 50)
         for file in sample where file.bytes.count > 2 {
-            let cut = 1 + generator.below(file.bytes.count - 1)
+            let cut = 1 + generator.next(below: file.bytes.count - 1)
             let bytes = Array(file.bytes[..<cut])
             for configuration in ChunkingConfiguration.all {
                 let result = Self.violations(bytes, name: "\(file.path) cut at \(cut)", configuration: configuration)
@@ -169,7 +170,7 @@ struct ChunkingConfiguration: Sendable, CustomTestStringConvertible {
     @Test("The splits are deterministic, varied, and cut where they say")
     func splitsAreSound() {
         // The reference splitmix64.c's first output for seed 0.
-        var generator = ChunkingSplitMix64(seed: 0)
+        var generator = SplitMix64(seed: 0)
         #expect(generator.next() == 0xE220_A839_7B1D_CDAF)
         let count = 100_000
         let offsets = ChunkingSplit.random(seed: 1).offsets(count: count)

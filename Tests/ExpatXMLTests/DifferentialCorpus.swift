@@ -1,15 +1,11 @@
 import Foundation
+import TestSupport
 
 /// The external XML corpora in `<package root>/../shared/corpus` (DESIGN.md, "External corpora"), shared by the
 /// differential and the chunking tests. Never copied into the repository.
 enum DifferentialCorpus {
-    /// `<package root>/../shared/corpus`, found from this file: the package root is three levels up.
-    static let root: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // ExpatXMLTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .deletingLastPathComponent()
-        .appendingPathComponent("shared/corpus", isDirectory: true)
+    /// `<package root>/../shared/corpus`.
+    static let root: URL = Paths.corpus
 
     /// The directories, relative to ``root``, whose XML files the tests use.
     static let directories = ["gofeed/testdata", "realworld"]

@@ -2,10 +2,8 @@
 // binary in a child process and pushed chunk by chunk into XMLPushParser, must parse in a small, bounded peak RSS.
 // This asserts memory, never time (DESIGN.md, "Measuring").
 import Foundation
+import TestSupport
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @Suite struct MemoryTests {
     /// 160,000 items of about 1.3 KB: the 200 MB feed of the benchmark.
@@ -48,21 +46,19 @@ import Glibc
     }
 
     /// Runs `feedingest-bench --measure ARGS` and decodes its line: the probe's ru_maxrss and report.
-    static func measure(_ binary: String, _ arguments: [String]) throws -> ChildResult {
-        let middle = try spawn(binary, ["--measure"] + arguments)
+    static func measure(_ binary: String, _ arguments: [String]) throws -> Probe {
+        let middle = try Spawn.run(binary, ["--measure"] + arguments)
         let line = middle.output.split(separator: "\n").last.map(String.init) ?? ""
         let measurement = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
                                        "feedingest-bench --measure printed no measurement: \(middle.output)")
-        return ChildResult(report: measurement["report"] as? [String: Any], output: middle.output,
-                           exitStatus: Int32(measurement["exitStatus"] as? Int ?? -1),
-                           maxRSSKiB: measurement["maxRSSKiB"] as? Int ?? 0,
-                           seconds: measurement["wallSeconds"] as? Double ?? middle.seconds)
+        return Probe(report: measurement["report"] as? [String: Any], output: middle.output,
+                     exitStatus: Int32(measurement["exitStatus"] as? Int ?? -1),
+                     maxRSSKiB: measurement["maxRSSKiB"] as? Int ?? 0,
+                     seconds: measurement["wallSeconds"] as? Double ?? middle.wallSeconds)
     }
 
-    // MARK: Running the benchmark binary
-
-    struct ChildResult {
-        /// The probe's report (for `measure`).
+    /// What the probe reported, as the middle process relayed it.
+    struct Probe {
         var report: [String: Any]?
         var output: String
         var exitStatus: Int32
@@ -70,63 +66,11 @@ import Glibc
         var seconds: Double
     }
 
-    /// `feedingest-bench` sits in the same build directory as the test bundle.
+    /// `feedingest-bench`, built into the same directory as the test bundle, or `FEEDINGEST_BENCH`.
     static func benchBinary() -> String? {
-        var candidates: [String] = []
-        if let explicit = ProcessInfo.processInfo.environment["FEEDINGEST_BENCH"] { candidates.append(explicit) }
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        for start in [bundle, executable] {
-            // The bundle is a file (Linux) or a directory tree (Darwin: .xctest/Contents/MacOS/...): walk up a few levels.
-            var directory = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                candidates.append(directory.appendingPathComponent("feedingest-bench").path)
-                directory = directory.deletingLastPathComponent()
-            }
+        if let explicit = ProcessInfo.processInfo.environment["FEEDINGEST_BENCH"], FileManager.default.isExecutableFile(atPath: explicit) {
+            return explicit
         }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// Runs `binary` with `arguments` (posix_spawn), reads its stdout, and reaps it with wait4.
-    static func spawn(_ binary: String, _ arguments: [String]) throws -> ChildResult {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw SpawnError(message: "pipe: \(String(cString: strerror(errno)))") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        posix_spawn_file_actions_addclose(&actions, ends[0])
-        posix_spawn_file_actions_addclose(&actions, ends[1])
-        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let start = Date()
-        let spawned = posix_spawn(&pid, binary, &actions, nil, argv, environ)
-        close(ends[1])
-        guard spawned == 0 else {
-            close(ends[0])
-            throw SpawnError(message: "posix_spawn \(binary): \(String(cString: strerror(spawned)))")
-        }
-        var output = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(ends[0], &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            output.append(contentsOf: buffer[..<count])
-        }
-        close(ends[0])
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-        let exitStatus: Int32 = status & 0x7F == 0 ? (status >> 8) & 0xFF : -(status & 0x7F)
-        return ChildResult(report: nil, output: String(decoding: output, as: UTF8.self), exitStatus: exitStatus,
-                           maxRSSKiB: Int(usage.ru_maxrss),
-                           seconds: Date().timeIntervalSince(start))
-    }
-
-    struct SpawnError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+        return Paths.builtExecutable("feedingest-bench")?.path
     }
 }

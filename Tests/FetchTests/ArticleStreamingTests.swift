@@ -2,6 +2,7 @@ import Fetch
 import Foundation
 import Synchronization
 import Syndication
+import TestSupport
 import Testing
 
 /// Parses a fetched body into articles with Syndication's `FeedParser`, created when the response arrives so the

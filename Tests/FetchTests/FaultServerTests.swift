@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import TestSupport
 import Testing
 
 /// Every misbehaviour of scripts/fault_server.py, against the real server over loopback.

@@ -1,5 +1,6 @@
 @testable import Fetch
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("SHA-256 (NIST vectors)")

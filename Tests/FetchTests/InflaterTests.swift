@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Inflater")

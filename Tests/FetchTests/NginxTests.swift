@@ -1,16 +1,17 @@
 import ExpatXML
 import Fetch
 import Foundation
+import TestSupport
 import XMLFetching
 import Testing
 
 /// Against nginx from Debian: realistic serving with gzip, ETag/Last-Modified, keep-alive and HTTP/2 over TLS.
 @Suite("nginx")
 struct NginxTests {
-    let nginx: Nginx
+    let nginx: NginxServer
 
     init() throws {
-        nginx = try Nginx.shared.get()
+        nginx = try NginxServer.shared.get()
     }
 
     @Test func gzippedFeedStreamsIntoTheParser() throws {
@@ -20,8 +21,8 @@ struct NginxTests {
         #expect(result.isOK, "\(String(describing: result.error))")
         #expect(result.contentEncoding == "gzip")
         #expect(result.response?.headers["Content-Encoding"] == "gzip")
-        #expect(consumer.items == Nginx.feeds["medium.xml"])
-        let original = FeedFixture.rss(items: Nginx.feeds["medium.xml"]!)
+        #expect(consumer.items == NginxServer.feeds["medium.xml"])
+        let original = FeedFixture.rss(items: NginxServer.feeds["medium.xml"]!)
         #expect(result.decodedBytes == Int64(original.count))
         #expect(result.bodyBytes < result.decodedBytes / 3)
         #expect(consumer.decoded.finalize() == SHA256.hash(original))
@@ -119,7 +120,7 @@ struct NginxTests {
         let delegate = Titles()
         let result = try ExpatXMLParser.parse(contentsOf: nginx.url("/feeds/small.xml"), delegate: delegate)
         #expect(result.isOK)
-        #expect(delegate.items == Nginx.feeds["small.xml"])
+        #expect(delegate.items == NginxServer.feeds["small.xml"])
         // A body that is not XML throws the parser's error, not a FetchError.
         let json = "/corpus/realworld/rsparser/Tests/RSParserTests/Resources/3960.json"
         #expect(throws: ExpatXMLError.self) { try ExpatXMLParser.parse(contentsOf: nginx.url(json), delegate: Titles()) }
@@ -135,12 +136,12 @@ struct NginxTests {
         let counter = ItemCounter()
         let result = try XMLPushParser.parse(contentsOf: nginx.url("/feeds/small.xml"), handler: counter)
         #expect(result.isOK)
-        #expect(counter.items == Nginx.feeds["small.xml"])
+        #expect(counter.items == NginxServer.feeds["small.xml"])
     }
 
     // MARK: TLS and HTTP/2
 
-    @Test(.enabled(if: Nginx.openssl != nil, "openssl makes the test certificate"))
+    @Test(.enabled(if: NginxServer.openssl != nil, "openssl makes the test certificate"))
     func http2MultiplexesOverOneConnection() async throws {
         let url = try #require(nginx.tlsURL("/feeds/small.xml"))
         let fetcher = Fetcher(configuration: testConfiguration { $0.certificateAuthorityFile = nginx.certificate })
@@ -158,7 +159,7 @@ struct NginxTests {
         #expect(fetcher.statistics.connectionsOpened == 1)
     }
 
-    @Test(.enabled(if: Nginx.openssl != nil, "openssl makes the test certificate"))
+    @Test(.enabled(if: NginxServer.openssl != nil, "openssl makes the test certificate"))
     func untrustedCertificateIsATLSFailure() throws {
         let url = try #require(nginx.tlsURL("/feeds/small.xml"))
         let result = Fetcher().fetch(FetchRequest(url: url), into: CountingConsumer())

@@ -1,6 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import TestSupport
 import XMLFetching
 import Testing
 
@@ -105,7 +106,7 @@ struct RequestTests {
     }
 
     @Test func connectionRefused() throws {
-        let port = try freePort()  // nothing listens there
+        let port = try Loopback.freePort()  // nothing listens there
         let result = Fetcher().fetch(FetchRequest(url: URL(string: "http://127.0.0.1:\(port)/feed.xml")!), into: CountingConsumer())
         let error = try #require(result.error)
         #expect(error.kind == .connectionRefused)

@@ -2,6 +2,7 @@ import ExpatXML
 import Fetch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// Streaming, back-pressure, concurrency and cancellation, proven by ordering, never by timing.
@@ -50,7 +51,7 @@ struct StreamingTests {
 
     /// A consumer that stops to wait pauses its transfer (libcurl stops reading) instead of growing a buffer.
     @Test func slowConsumerPausesTheTransferAndMemoryStaysBounded() throws {
-        let nginx = try Nginx.shared.get()
+        let nginx = try NginxServer.shared.get()
         let configuration = testConfiguration {
             $0.maximumBufferedBytes = 32 << 10
             $0.receiveBufferSize = 16 << 10
@@ -77,13 +78,13 @@ struct StreamingTests {
         #expect(result.pauses >= 1)
         #expect(result.peakBufferedBytes <= 32 << 10)
         #expect(Int64(consumer.bytes) == result.decodedBytes)
-        #expect(result.decodedBytes == Int64(FeedFixture.rss(items: Nginx.feeds["medium.xml"]!).count))
+        #expect(result.decodedBytes == Int64(FeedFixture.rss(items: NginxServer.feeds["medium.xml"]!).count))
         #expect(result.bodySHA256 != nil)
     }
 
     /// On the rate-limited location, the first item is parsed when only a small part of the body has arrived.
     @Test func firstItemArrivesEarlyFromTheRateLimitedLocation() throws {
-        let nginx = try Nginx.shared.get()
+        let nginx = try NginxServer.shared.get()
         let configuration = testConfiguration {
             $0.maximumBufferedBytes = 16 << 10
             $0.receiveBufferSize = 16 << 10
@@ -96,7 +97,7 @@ struct StreamingTests {
         }
         let result = transfer.deliver(to: consumer)
         #expect(result.isOK, "\(String(describing: result.error))")
-        #expect(consumer.items == Nginx.feeds["medium.xml"])
+        #expect(consumer.items == NginxServer.feeds["medium.xml"])
         // Structural, not timed: the buffer bound keeps the transfer from running ahead of the parser.
         #expect(receivedAtFirstItem > 0)
         #expect(receivedAtFirstItem <= 4 * (16 << 10))

@@ -4,12 +4,11 @@ import Foundation
 import Ingest
 import Synchronization
 import Syndication
+import TestSupport
 import Testing
 
-/// The corpus of real-world feeds, located from this file (../shared/corpus next to the package).
-private let realworld = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("shared/corpus/realworld/rsparser/Tests/RSParserTests/Resources")
+/// The corpus of real-world feeds (../shared/corpus next to the package).
+private let realworld = Paths.realworld
 
 /// Records every event, checking that no two are handled at once and that all arrive on the event queue.
 private final class Recorder: IngestObserver {

@@ -1,6 +1,7 @@
 import ExpatXML
 import Foundation
 import Syndication
+import TestSupport
 import Testing
 
 /// One XML feed of NetNewsWire's real-world corpus and what its manifest says about it.
@@ -11,13 +12,13 @@ struct RealWorldFeed: CustomTestStringConvertible, Sendable {
     var testDescription: String { (path as NSString).lastPathComponent }
 
     static func all() -> [RealWorldFeed] {
-        let manifestURL = Paths.realworld.appendingPathComponent("manifest.json")
+        let manifestURL = Paths.rsparser.appendingPathComponent("manifest.json")
         guard let data = try? Data(contentsOf: manifestURL),
               let entries = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
         return entries.compactMap { entry in
             guard let file = entry["file"] as? String, let count = entry["item_count_expat"] as? Int,
                   let title = entry["feed_title"] as? String else { return nil }
-            return RealWorldFeed(path: Paths.realworld.appendingPathComponent(file).path, itemCount: count, title: title)
+            return RealWorldFeed(path: Paths.rsparser.appendingPathComponent(file).path, itemCount: count, title: title)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Syndication
+import TestSupport
 import Testing
 
 // gofeed conformance (issue 3, "Conformance and performance").
@@ -179,13 +180,8 @@ enum GofeedExclusions {
 
 @Suite("gofeed conformance")
 struct GofeedConformanceTests {
-    /// `../shared/corpus/gofeed` relative to the package root, which is three levels above this file
-    /// (`Tests/SyndicationTests/GofeedConformanceTests.swift`); CI has the same layout.
-    static let corpus: String = {
-        let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return packageRoot.appendingPathComponent("../shared/corpus/gofeed").standardizedFileURL.path
-    }()
+    /// `../shared/corpus/gofeed` beside the package root; CI has the same layout.
+    static let corpus: String = Paths.gofeed.path
 
     /// Directories of XML inputs with expected JSON, and the model their JSON describes.
     static let directories: [(path: String, model: String)] = [

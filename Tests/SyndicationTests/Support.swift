@@ -2,13 +2,6 @@ import ExpatXML
 import Foundation
 import Syndication
 
-/// The package root and the shared corpora beside it (CI lays them out the same way).
-enum Paths {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
-    static let realworld = corpus.appendingPathComponent("realworld/rsparser")
-}
-
 /// Parses `bytes` split into `chunk`-byte pieces, collecting articles and the summary.
 func parseFeed(_ bytes: [UInt8], chunk: Int = 1 << 20, source: String = "test.xml", baseURL: String? = nil,
                configuration: FeedParserConfiguration = .init()) -> (articles: [Article], metadataAtArticle: [FeedMetadata], summary: FeedSummary) {

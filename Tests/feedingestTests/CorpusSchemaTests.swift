@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("feedingest parse over the whole corpus")
 struct CorpusSchemaTests {
     /// Every XML file of both corpora, messy ones included: every article line and the report must match the schemas.
     @Test func everyArticleAndReportMatchesTheSchemas() throws {
-        let corpus = Paths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        let corpus = Paths.corpus
         var inputs: [String] = []
         let enumerator = FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
@@ -50,14 +51,8 @@ struct OutputFailureTests {
     }
 
     @Test func gzipOnStdinIsRecognisedByItsMagicNumber() throws {
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = ["-c", Paths.realworld.appendingPathComponent("atp.rss").path]
-        let output = Pipe()
-        gzip.standardOutput = output
-        try gzip.run()
-        let compressed = output.fileHandleForReading.readDataToEndOfFile()
-        gzip.waitUntilExit()
+        // gzip(1), not our own deflate: an independent producer.
+        let compressed = try ChildProcess.run("/bin/gzip", ["-c", Paths.realworld.appendingPathComponent("atp.rss").path]).output
         let result = try CommandRunner.run(["parse", "-"], stdin: compressed)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.lines.count == 100)

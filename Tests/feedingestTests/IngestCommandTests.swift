@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `feedingest [ingest] FEEDS`, end to end: the built binary, a real HTTP server on 127.0.0.1, a fresh store.
@@ -9,16 +10,10 @@ struct IngestCommandTests {
 
     /// Counts the rows of a store's table with Python's sqlite3 (an independent reader).
     static func count(_ table: String, in store: URL) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ' + sys.argv[2]).fetchone()[0])",
-                             store.path, table]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        let finished = try ChildProcess.run("/usr/bin/env", [
+            "python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM ' + sys.argv[2]).fetchone()[0])",
+            store.path, table])
+        return Int(finished.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     static func objects(_ result: CommandRunner.Result) -> [[String: Any]] {
@@ -26,7 +21,7 @@ struct IngestCommandTests {
     }
 
     @Test func ingestsAListIntoAFreshStoreAndASecondRunPrintsNothingNew() throws {
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         let base = "http://127.0.0.1:\(server.port)"
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -72,7 +67,7 @@ struct IngestCommandTests {
     }
 
     @Test func aBadLineAndADeadURLFailOnlyThemselves() throws {
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         let base = "http://127.0.0.1:\(server.port)"
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -191,7 +186,7 @@ struct IngestCommandTests {
     }
 
     @Test func timeoutAndMaxBytesLimitEachFeedAndBadValuesAreUsageErrors() throws {
-        let server = try SlowServer(directory: Paths.realworld, delay: 1.0)
+        let server = try FeedServer(delay: 1.0, root: Paths.realworld)
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = directory.appendingPathComponent("feeds.txt")
@@ -227,7 +222,7 @@ struct IngestCommandTests {
         #expect(try Self.count("feeds WHERE consecutive_failures > 0", in: store) == 0)
 
         // With another remote feed answering, an unresolved host is that feed's own failure.
-        let server = try StaticServer(directory: Paths.realworld)
+        let server = try NginxServer(.init(root: Paths.realworld))
         try Data("http://feedingest-a.invalid/feed.xml\nhttp://127.0.0.1:\(server.port)/bio.rdf\n".utf8).write(to: list)
         let mixed = try CommandRunner.run([list.path, "--store", store.path])
         #expect(mixed.status == 1, "\(mixed.stderr)")

@@ -1,25 +1,25 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Whole runs of `feedingest FEEDS` against nginx and the fault server: fifty corpus feeds, mixed failures with the
 /// run report, 429, no network route, and stores that cannot be written.
 @Suite("feedingest ingest runs")
 struct IngestRunTests {
-    static let corpus = Paths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
 
     /// Fifty feeds of the shared corpora, as paths under `corpus`: the 26 real-world feeds, then the first twelve RSS
     /// and twelve Atom files of gofeed's parser tests that have items.
     static func fiftyFeeds() throws -> [String] {
         let fm = FileManager.default
         let realworld = "realworld/rsparser/Tests/RSParserTests/Resources"
-        var paths = try fm.contentsOfDirectory(atPath: corpus.appendingPathComponent(realworld).path)
+        var paths = try fm.contentsOfDirectory(atPath: Paths.corpus.appendingPathComponent(realworld).path)
             .filter { ["atom", "rss", "rdf", "xml"].contains(($0 as NSString).pathExtension) }
             .sorted().map { "\(realworld)/\($0)" }
         for (directory, marker) in [("gofeed/testdata/parser/rss", "<item"), ("gofeed/testdata/parser/atom", "<entry")] {
-            let names = try fm.contentsOfDirectory(atPath: corpus.appendingPathComponent(directory).path)
+            let names = try fm.contentsOfDirectory(atPath: Paths.corpus.appendingPathComponent(directory).path)
                 .filter { $0.hasSuffix(".xml") }.sorted()
                 .filter { name in
-                    let text = (try? String(contentsOf: corpus.appendingPathComponent("\(directory)/\(name)"), encoding: .utf8)) ?? ""
+                    let text = (try? String(contentsOf: Paths.corpus.appendingPathComponent("\(directory)/\(name)"), encoding: .utf8)) ?? ""
                     return text.contains(marker)
                 }
             paths += names.prefix(12).map { "\(directory)/\($0)" }
@@ -32,13 +32,13 @@ struct IngestRunTests {
     }
 
     @Test func fiftyCorpusFeedsFromNginxThenAllNotModified() throws {
-        let nginx = try NginxServer(serving: Self.corpus)
+        let nginx = try NginxServer(.init(root: Paths.corpus))
         let paths = try Self.fiftyFeeds()
         #expect(paths.count == 50)
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = directory.appendingPathComponent("feeds.txt")
-        try Data(paths.map { nginx.url($0) + " corpus" }.joined(separator: "\n").utf8).write(to: list)
+        try Data(paths.map { nginx.url("/" + $0).absoluteString + " corpus" }.joined(separator: "\n").utf8).write(to: list)
         let store = directory.appendingPathComponent("store.sqlite")
         let reportURL = directory.appendingPathComponent("report.json")
 
@@ -67,7 +67,7 @@ struct IngestRunTests {
         let counts = summary["articles"] as? [String: Any] ?? [:]
         #expect((counts["new"] as? Int ?? 0) + (counts["updated"] as? Int ?? 0) == first.lines.count)
         let feeds = report["feeds"] as? [[String: Any]] ?? []
-        #expect(feeds.map { $0["source"] as? String ?? "" } == paths.map { nginx.url($0) }, "list order")
+        #expect(feeds.map { $0["source"] as? String ?? "" } == paths.map { nginx.url("/" + $0).absoluteString }, "list order")
         #expect(feeds.allSatisfy { ($0["format"] as? [String: Any])?["family"] != nil }, "every feed's root was recognised")
         #expect(feeds.allSatisfy { ($0["tags"] as? [String]) == ["corpus"] })
 
@@ -82,25 +82,25 @@ struct IngestRunTests {
     }
 
     @Test func mixedFailuresExitOneWithOneLineEachAndAReport() throws {
-        let nginx = try NginxServer(serving: Paths.realworld)
+        let nginx = try NginxServer(.init(root: Paths.realworld))
         let faults = try FaultServer()
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let notFound = nginx.url("missing.xml")
-        let serverError = faults.url("/status?code=500")
-        let truncated = faults.url("/long-length")
-        let notAFeed = nginx.url("3960.json")
-        let limited = faults.url("/status?code=429&retry=3600")
+        let notFound = nginx.url("/missing.xml").absoluteString
+        let serverError = faults.url("/status?code=500").absoluteString
+        let truncated = faults.url("/long-length").absoluteString
+        let notAFeed = nginx.url("/3960.json").absoluteString
+        let limited = faults.url("/status?code=429&retry=3600").absoluteString
         let list = directory.appendingPathComponent("feeds.txt")
         try Data("""
-            \(nginx.url("atp.rss"))
+            \(nginx.url("/atp.rss").absoluteString)
             \(notFound)
             mailto:someone@example.com
             \(serverError)
             \(truncated)
             \(notAFeed)
             \(limited)
-            \(nginx.url("bio.rdf"))
+            \(nginx.url("/bio.rdf").absoluteString)
             """.utf8).write(to: list)
         let store = directory.appendingPathComponent("store.sqlite")
         let reportURL = directory.appendingPathComponent("report.json")
@@ -140,7 +140,7 @@ struct IngestRunTests {
         #expect(error(notAFeed)["kind"] as? String == "parse" && error(notAFeed)["line"] as? Int == 1, "\(error(notAFeed))")
         #expect(results[limited]?["result"] as? String == "rate-limited")
         #expect(results[limited]?["nextFetch"] != nil)
-        #expect(results[nginx.url("atp.rss")]?["result"] as? String == "ok")
+        #expect(results[nginx.url("/atp.rss").absoluteString]?["result"] as? String == "ok")
         #expect(((report["badLines"] as? [[String: Any]])?.first?["line"]) as? Int == 3)
 
         // The 429 counted no failure, but the store defers the feed until its Retry-After.
@@ -193,7 +193,7 @@ struct IngestRunTests {
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = directory.appendingPathComponent("feeds.txt")
-        try Data("\(faults.url("/status?code=429"))\nhttp://feedingest-a.invalid/feed.xml\n".utf8).write(to: list)
+        try Data("\(faults.url("/status?code=429").absoluteString)\nhttp://feedingest-a.invalid/feed.xml\n".utf8).write(to: list)
         let run = try CommandRunner.run([list.path, "--store", directory.appendingPathComponent("store.sqlite").path])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(!run.stderr.contains("unreachable"), "\(run.stderr)")

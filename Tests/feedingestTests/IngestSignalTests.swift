@@ -1,51 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
-
-/// A loopback HTTP server (Python's threading http.server) that waits `delay` seconds before every response.
-final class SlowServer {
-    let process = Process()
-    let port: Int
-
-    init(directory: URL, delay: Double) throws {
-        let script = """
-            import functools, http.server, sys, time
-            class H(http.server.SimpleHTTPRequestHandler):
-                def do_GET(self):
-                    time.sleep(\(delay)); super().do_GET()
-                def log_message(self, *args): pass
-            s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory=sys.argv[1]))
-            print("port", s.server_address[1], flush=True)
-            s.serve_forever()
-            """
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-c", script, directory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).dropFirst(5).prefix { $0.isNumber }) else {
-            kill(process.processIdentifier, SIGKILL)
-            throw CocoaError(.fileReadUnknown)
-        }
-        self.port = port
-    }
-
-    deinit {
-        kill(process.processIdentifier, SIGKILL)  // SIGKILL: children inherit a blocked signal mask
-        process.waitUntilExit()
-    }
-}
 
 @Suite("feedingest ingest, signals")
 struct IngestSignalTests {
     @Test func sigtermKeepsWhatIsCompleteAndTheNextRunFinishesWithoutDuplicates() throws {
-        let server = try SlowServer(directory: Paths.realworld, delay: 0.3)
+        let server = try FeedServer(delay: 0.3, root: Paths.realworld)
         let directory = try Paths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = directory.appendingPathComponent("feeds.txt")

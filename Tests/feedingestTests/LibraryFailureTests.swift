@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A C library that fails for real reaches the user as a clear error, not a crash and not silence.
@@ -25,7 +26,7 @@ struct LibraryFailureCommandTests {
             activate = 1
 
             """.utf8).write(to: configuration)
-        let server = try StaticServer(directory: directory)
+        let server = try FeedServer(root: directory)
         let url = "http://127.0.0.1:\(server.port)/feed.xml"
 
         let working = try CommandRunner.run(["parse", url])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("feedingest parse, end to end")
@@ -152,11 +153,7 @@ struct ParseGzipTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plain = Paths.realworld.appendingPathComponent("atp.rss")
         let gz = directory.appendingPathComponent("atp.rss.gz")
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
-        gzip.arguments = ["-c", "gzip -c '\(plain.path)' > '\(gz.path)'"]
-        try gzip.run()
-        gzip.waitUntilExit()
+        try ChildProcess.run("/bin/sh", ["-c", "gzip -c '\(plain.path)' > '\(gz.path)'"])
         let fromGzip = try CommandRunner.run(["parse", gz.path])
         let fromPlain = try CommandRunner.run(["parse", plain.path])
         #expect(fromGzip.status == 0, "\(fromGzip.stderr)")
@@ -170,12 +167,8 @@ struct ParseGzipTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let gz = directory.appendingPathComponent("cut.xml.gz")
         let plain = Paths.realworld.appendingPathComponent("atp.rss")
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         // Keep the first 40 KB of the compressed stream: a download cut short.
-        gzip.arguments = ["-c", "gzip -c '\(plain.path)' | head -c 40000 > '\(gz.path)'"]
-        try gzip.run()
-        gzip.waitUntilExit()
+        try ChildProcess.run("/bin/sh", ["-c", "gzip -c '\(plain.path)' | head -c 40000 > '\(gz.path)'"])
         let result = try CommandRunner.run(["parse", gz.path])
         #expect(result.status == 1)
         #expect(result.lines.count > 0 && result.lines.count < 100)

@@ -1,5 +1,6 @@
 import Foundation
 import Ingest
+import TestSupport
 import Testing
 
 /// `feedingest articles`, `feeds` and `export-opml`, end to end: stores made by the built binary's ingest, read back by
@@ -10,7 +11,7 @@ struct ReadCommandsTests {
     /// whose title needs escaping, and a feed that failed once.
     final class Fixture {
         let directory: URL
-        let server: StaticServer
+        let server: NginxServer
         let base: String
         let store: URL
         let list: URL
@@ -29,7 +30,7 @@ struct ReadCommandsTests {
 
         init() throws {
             directory = try Paths.temporaryDirectory()
-            server = try StaticServer(directory: Paths.realworld)
+            server = try NginxServer(.init(root: Paths.realworld, etag: false))  // a host with Last-Modified only
             base = "http://127.0.0.1:\(server.port)"
             store = directory.appendingPathComponent("store.sqlite")
             let folder = directory.appendingPathComponent("my feeds")
@@ -53,18 +54,11 @@ struct ReadCommandsTests {
 
     /// Rows of a query on the store, read with Python's sqlite3 (an independent reader), columns joined by tabs.
     static func rows(_ sql: String, in store: URL) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        let finished = try ChildProcess.run("/usr/bin/env", ["python3", "-c", """
             import sqlite3, sys
             for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2]): print("\\t".join(map(str, row)))
-            """, store.path, sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            """, store.path, sql])
+        return finished.standardOutput.split(separator: "\n").map(String.init)
     }
 
     static func objects(_ result: CommandRunner.Result) -> [[String: Any]] {
@@ -218,7 +212,7 @@ struct ReadCommandsTests {
         #expect(bio["tags"] as? [String] == ["science"])
         #expect(dead["tags"] == nil)
         #expect((bio["title"] as? String)?.contains("bioRxiv") == true)
-        #expect((bio["lastModified"] as? String)?.hasSuffix("GMT") == true)  // Python's http.server sends Last-Modified
+        #expect((bio["lastModified"] as? String)?.hasSuffix("GMT") == true)  // the server sends Last-Modified (and no ETag)
         #expect(Self.date(bio["lastFetch"]) != nil && Self.date(bio["lastSuccess"]) != nil)
         let local = try #require(byURL[fixture.local.path])
         #expect(local["title"] as? String == "Tom & Jerry's \"<News>\"")
@@ -270,22 +264,16 @@ struct ReadCommandsTests {
         #expect(result.stdout.contains("  <outline text=\"podcasts\">\n      <outline text=\"tech\">\n"), "\(result.stdout)")
 
         // An independent XML parser sees the attributes exactly (escaping), and every outline has text (OPML 2.0).
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", """
+        let python = try ChildProcess.run("/usr/bin/env", ["python3", "-c", """
             import sys, xml.etree.ElementTree as ET
             root = ET.parse(sys.argv[1]).getroot()
             assert root.tag == "opml" and root.get("version") == "2.0"
             for o in root.find("body").iter("outline"):
                 assert o.get("text")
                 if o.get("xmlUrl"): print(o.get("text") + "\\t" + o.get("xmlUrl"))
-            """, opml.path]
-        let output = Pipe()
-        python.standardOutput = output
-        try python.run()
-        let parsed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        python.waitUntilExit()
-        #expect(python.terminationStatus == 0)
+            """, opml.path])
+        let parsed = python.standardOutput
+        #expect(python.status == 0, "\(python.standardError)")
         #expect(parsed.contains("Tom & Jerry's \"<News>\"\t\(fixture.local.absoluteString)\n"), "\(parsed)")
         #expect(parsed.contains("http://127.0.0.1:1/feed.xml\thttp://127.0.0.1:1/feed.xml\n"), "\(parsed)")  // no title: the URL
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What `make run` does on a fresh machine without a network: `feedingest feeds.txt` on the default (XDG) store prints

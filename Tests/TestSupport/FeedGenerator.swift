@@ -1,23 +1,40 @@
 import Foundation
 
-/// The two syndication formats the benchmark generates.
-enum FeedFormat: String, Codable, Sendable {
-    case rss, atom
-
-    /// The local name of the element that opens one article.
-    var itemElement: StaticString { self == .rss ? "item" : "entry" }
-}
 
 /// What a generated feed contains, so every variant can be checked against it.
-struct FeedManifest: Codable, Equatable, Sendable {
-    var generatorVersion: Int
-    var format: FeedFormat
-    var items: Int
+public struct FeedManifest: Codable, Equatable, Sendable {
+    /// ``FeedGenerator/version`` when it was written.
+    public var generatorVersion: Int
+    /// RSS 2.0 or Atom 1.0.
+    public var format: FeedGenerator.Format
+    /// Items (or entries) in the feed.
+    public var items: Int
     /// Start tags in the whole document (what the C no-op counts).
-    var elements: Int
-    var bytes: Int
+    public var elements: Int
+    /// The document's size.
+    public var bytes: Int
     /// The work every variant must reproduce: item count and the UTF-8 sizes of the extracted fields.
-    var expected: WorkTally
+    public var expected: WorkTally
+}
+
+/// What a parser extracted, or what the generator wrote: item count and the total UTF-8 size of each item's title,
+/// link, guid and date after parsing (entities resolved).
+public struct WorkTally: Codable, Equatable, Sendable {
+    /// Items counted.
+    public var items = 0
+    /// UTF-8 bytes of the items' titles, links, guids and dates.
+    public var titleBytes = 0, linkBytes = 0, guidBytes = 0, pubDateBytes = 0
+
+    /// Nothing counted yet.
+    public init() {}
+
+    mutating func add(lengths: FieldLengths) {
+        items += 1
+        titleBytes += lengths.title
+        linkBytes += lengths.link
+        guidBytes += lengths.guid
+        pubDateBytes += lengths.pubDate
+    }
 }
 
 /// Writes a realistic feed, deterministically (same bytes on every machine and run), streaming: it never
@@ -26,17 +43,35 @@ struct FeedManifest: Codable, Equatable, Sendable {
 /// Every item has a title (non-ASCII text and sometimes an `&amp;`), a link, a guid, a date, an author,
 /// two categories, an escaped-HTML description, a CDATA `content:encoded` and an enclosure (Atom: the
 /// equivalents). About 1.3 KB per item (RSS; Atom a little more), like a real news feed with full content.
-struct FeedGenerator {
-    /// Bump when the output changes, so cached fixtures are regenerated.
-    static let version = 1
+/// The benchmark's fixtures and the memory tests' 200 MB feed.
+public struct FeedGenerator: Sendable {
+    /// The two syndication formats the generator writes.
+    public enum Format: String, Codable, Sendable {
+        case rss, atom
 
-    let format: FeedFormat
-    let items: Int
+        /// The local name of the element that opens one article.
+        public var itemElement: StaticString { self == .rss ? "item" : "entry" }
+    }
+
+    /// Bump when the output changes, so cached fixtures are regenerated.
+    public static let version = 1
+
+    /// RSS 2.0 or Atom 1.0.
+    public let format: Format
+    /// How many items (entries) to write.
+    public let items: Int
     /// Varies the text of otherwise identical feeds (the seed set's two feeds of one shape); 0 for the large fixtures.
-    var seed: UInt64 = 0
+    public var seed: UInt64 = 0
+
+    /// A generator of `items` items in `format`, its text varied by `seed`.
+    public init(format: Format, items: Int, seed: UInt64 = 0) {
+        self.format = format
+        self.items = items
+        self.seed = seed
+    }
 
     /// Generates the document, handing it to `sink` in pieces of exactly `chunkSize` bytes (the last one shorter).
-    func generate(chunkSize: Int = 64 * 1024, into sink: (UnsafeRawBufferPointer) throws -> Void) rethrows -> FeedManifest {
+    public func generate(chunkSize: Int = 64 * 1024, into sink: (UnsafeRawBufferPointer) throws -> Void) rethrows -> FeedManifest {
         var writer = ByteWriter(capacity: chunkSize + 16 * 1024)
         var tally = WorkTally()
         var elements = 0
@@ -88,7 +123,7 @@ struct FeedGenerator {
     private func writeRSSItem(_ w: inout ByteWriter, index: Int, random: inout SplitMix64) -> (elements: Int, lengths: FieldLengths) {
         var lengths = FieldLengths()
         let number = items - index  // newest first
-        let date = Self.baseDate - Int64(index) * 1800 - Int64(random.next(600))
+        let date = Self.baseDate - Int64(index) * 1800 - Int64(random.next(below: 600))
         w.append("    <item>\n      <title>")
         lengths.title = writeTitle(&w, number: number, random: &random)
         w.append("</title>\n      <link>")
@@ -98,11 +133,11 @@ struct FeedGenerator {
         w.append("</guid>\n      <pubDate>")
         lengths.pubDate = writeRFC822(&w, date)
         w.append("</pubDate>\n      <dc:creator>")
-        w.append(Self.authors[random.next(Self.authors.count)])
+        w.append(Self.authors[random.next(below: Self.authors.count)])
         w.append("</dc:creator>\n      <category>")
-        w.append(Self.categories[random.next(Self.categories.count)])
+        w.append(Self.categories[random.next(below: Self.categories.count)])
         w.append("</category>\n      <category domain=\"https://news.example.com/tags\">")
-        w.append(Self.categories[random.next(Self.categories.count)])
+        w.append(Self.categories[random.next(below: Self.categories.count)])
         w.append("</category>\n      <description>")
         writeEscapedHTML(&w, number: number, random: &random)
         w.append("</description>\n      <content:encoded><![CDATA[")
@@ -110,7 +145,7 @@ struct FeedGenerator {
         w.append("]]></content:encoded>\n      <enclosure url=\"https://cdn.example.com/audio/")
         w.append(number)
         w.append(".mp3\" length=\"")
-        w.append(1_000_000 + random.next(50_000_000))
+        w.append(1_000_000 + random.next(below: 50_000_000))
         w.append("\" type=\"audio/mpeg\"/>\n    </item>\n")
         return (11, lengths)  // item title link guid pubDate dc:creator category×2 description content:encoded enclosure
     }
@@ -137,13 +172,13 @@ struct FeedGenerator {
     private func writeAtomEntry(_ w: inout ByteWriter, index: Int, random: inout SplitMix64) -> (elements: Int, lengths: FieldLengths) {
         var lengths = FieldLengths()
         let number = items - index
-        let date = Self.baseDate - Int64(index) * 1800 - Int64(random.next(600))
+        let date = Self.baseDate - Int64(index) * 1800 - Int64(random.next(below: 600))
         w.append("  <entry>\n    <title type=\"text\">")
         lengths.title = writeTitle(&w, number: number, random: &random)
         w.append("</title>\n    <link rel=\"alternate\" type=\"text/html\" href=\"")
         lengths.link = writeLink(&w, number: number, date: date, random: &random)
         w.append("\"/>\n    <link rel=\"enclosure\" type=\"audio/mpeg\" length=\"")
-        w.append(1_000_000 + random.next(50_000_000))
+        w.append(1_000_000 + random.next(below: 50_000_000))
         w.append("\" href=\"https://cdn.example.com/audio/")
         w.append(number)
         w.append(".mp3\"/>\n    <id>")
@@ -151,13 +186,13 @@ struct FeedGenerator {
         w.append("</id>\n    <published>")
         lengths.pubDate = writeRFC3339(&w, date)
         w.append("</published>\n    <updated>")
-        _ = writeRFC3339(&w, date + Int64(random.next(7200)))
+        _ = writeRFC3339(&w, date + Int64(random.next(below: 7200)))
         w.append("</updated>\n    <author><name>")
-        w.append(Self.authors[random.next(Self.authors.count)])
+        w.append(Self.authors[random.next(below: Self.authors.count)])
         w.append("</name></author>\n    <category term=\"")
-        w.append(Self.categories[random.next(Self.categories.count)])
+        w.append(Self.categories[random.next(below: Self.categories.count)])
         w.append("\"/>\n    <category scheme=\"https://news.example.com/tags\" term=\"")
-        w.append(Self.categories[random.next(Self.categories.count)])
+        w.append(Self.categories[random.next(below: Self.categories.count)])
         w.append("\"/>\n    <summary type=\"html\">")
         writeEscapedHTML(&w, number: number, random: &random)
         w.append("</summary>\n    <content type=\"html\"><![CDATA[")
@@ -171,11 +206,11 @@ struct FeedGenerator {
     private func writeTitle(_ w: inout ByteWriter, number: Int, random: inout SplitMix64) -> Int {
         let start = w.bytes.count
         var unescapedAdjustment = 0
-        for word in 0..<(4 + random.next(5)) {
+        for word in 0..<(4 + random.next(below: 5)) {
             if word > 0 { w.append(" ") }
-            w.append(Self.words[random.next(Self.words.count)])
+            w.append(Self.words[random.next(below: Self.words.count)])
         }
-        if random.next(4) == 0 {
+        if random.next(below: 4) == 0 {
             w.append(" &amp; more")  // "&amp;" is 5 bytes in the document, 1 after parsing
             unescapedAdjustment -= 4
         }
@@ -196,7 +231,7 @@ struct FeedGenerator {
         w.append("/")
         for word in 0..<3 {
             if word > 0 { w.append("-") }
-            w.append(Self.slugWords[random.next(Self.slugWords.count)])
+            w.append(Self.slugWords[random.next(below: Self.slugWords.count)])
         }
         w.append("-")
         w.append(number)
@@ -206,7 +241,7 @@ struct FeedGenerator {
     private func writeGUID(_ w: inout ByteWriter, random: inout SplitMix64) -> Int {
         let start = w.bytes.count
         w.append("urn:uuid:")
-        let high = random.nextRaw(), low = random.nextRaw()
+        let high = random.next(), low = random.next()
         w.appendHex(high >> 32, digits: 8)
         w.append("-")
         w.appendHex((high >> 16) & 0xFFFF, digits: 4)
@@ -221,9 +256,9 @@ struct FeedGenerator {
 
     private func writeEscapedHTML(_ w: inout ByteWriter, number: Int, random: inout SplitMix64) {
         w.append("&lt;p&gt;")
-        writeWords(&w, count: 6 + random.next(5), random: &random)
+        writeWords(&w, count: 6 + random.next(below: 5), random: &random)
         w.append(" &lt;strong&gt;Zürich — 東京&lt;/strong&gt; ")
-        writeWords(&w, count: 4 + random.next(5), random: &random)
+        writeWords(&w, count: 4 + random.next(below: 5), random: &random)
         w.append(" &amp;amp; more. &lt;a href=&quot;https://news.example.com/story/")
         w.append(number)
         w.append("&quot;&gt;Read more&lt;/a&gt;&lt;/p&gt;")
@@ -231,13 +266,13 @@ struct FeedGenerator {
 
     private func writeHTML(_ w: inout ByteWriter, number: Int, random: inout SplitMix64) {
         w.append("<p>")
-        writeWords(&w, count: 8 + random.next(6), random: &random)
+        writeWords(&w, count: 8 + random.next(below: 6), random: &random)
         w.append("</p><figure><img src=\"https://cdn.example.com/img/")
         w.append(number)
         w.append(".jpg\" alt=\"Zürich — 東京\" width=\"1200\" height=\"800\"/><figcaption>")
-        writeWords(&w, count: 2 + random.next(4), random: &random)
+        writeWords(&w, count: 2 + random.next(below: 4), random: &random)
         w.append("</figcaption></figure><p>")
-        writeWords(&w, count: 8 + random.next(6), random: &random)
+        writeWords(&w, count: 8 + random.next(below: 6), random: &random)
         w.append(" <a href=\"https://news.example.com/related/")
         w.append(number &+ 7)
         w.append("\">Related</a> &amp; <em>more</em>.</p>")
@@ -246,7 +281,7 @@ struct FeedGenerator {
     private func writeWords(_ w: inout ByteWriter, count: Int, random: inout SplitMix64) {
         for word in 0..<count {
             if word > 0 { w.append(" ") }
-            w.append(Self.words[random.next(Self.words.count)])
+            w.append(Self.words[random.next(below: Self.words.count)])
         }
     }
 
@@ -385,22 +420,4 @@ struct ByteWriter {
             }
         }
     }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same on every platform.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func nextRaw() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in `0..<bound` (modulo bias is irrelevant here).
-    mutating func next(_ bound: Int) -> Int { Int(nextRaw() % UInt64(bound)) }
 }
