@@ -53,11 +53,7 @@ extension FeedEventHandler {
         case .language: begin(.feedLanguage)
         case .copyright, .rights:
             if isAtom { beginAtomText(.feedRights, attributes) } else { begin(.feedRights) }
-        case .generator:
-            if isAtom, let uri = attributes.value(localName: "uri") ?? attributes.value(localName: "url"), metadata.generator == nil {
-                _ = uri  // the generator's name is its text; its URI is not the name
-            }
-            begin(.feedGenerator)
+        case .generator: begin(.feedGenerator)  // the name is its text; Atom's uri (0.3: url) attribute is not kept
         case .lastBuildDate: begin(.feedLastBuildDate)
         case .pubDate: begin(.feedPubDate)
         case .updated, .modified: begin(.feedUpdated)
@@ -74,7 +70,7 @@ extension FeedEventHandler {
                 appendCategory(term.string, to: &metadata.categories)
             }
         case .author where isAtom:
-            person = PersonBuilder(depth: depth, forItem: false)
+            person = PersonBuilder(forItem: false)
             personDepth = depth
         case .dcLanguage: begin(.feedDCLanguage)
         case .dcRights: begin(.feedDCRights)

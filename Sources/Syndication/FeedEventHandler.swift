@@ -40,7 +40,6 @@ final class FeedEventHandler: XMLEventHandler {
     @exclusivity(unchecked) var imageDepth = 0
     @exclusivity(unchecked) var mediaGroupDepth = 0
     @exclusivity(unchecked) var isRDF = false
-    @exclusivity(unchecked) private var undeclared = 0
 
     /// `xml:base` and `xml:lang` in scope: one frame per element that sets either.
     @exclusivity(unchecked) private var frames: [(depth: Int, base: String?, language: String?)]
@@ -220,7 +219,7 @@ final class FeedEventHandler: XMLEventHandler {
     // MARK: Captures
 
     func begin(_ field: Field, kind: TextContent.Kind = .text, xhtml: Bool = false) {
-        var newCapture = TextCapture(field: field, depth: depth, kind: kind, base: base)
+        var newCapture = TextCapture(field: field, kind: kind, base: base)
         newCapture.isXHTML = xhtml
         capture = newCapture
         captureDepth = depth

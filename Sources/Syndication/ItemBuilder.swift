@@ -4,13 +4,11 @@
 /// An Atom person, or an item's author being collected.
 struct PersonBuilder {
     var person = Person()
-    let depth: Int
     let forItem: Bool
 }
 
 /// Everything an item's elements said, before precedence decides the article's fields.
 struct ItemBuilder {
-    let depth: Int
     let language: String?
     var rdfAbout: String?
     var title: String?, dcTitle: String?, itunesTitle: String?, mediaTitle: String?
@@ -28,8 +26,7 @@ struct ItemBuilder {
     var podcast = PodcastDetails()
     var base: String?
 
-    init(depth: Int, language: String?, base: String?) {
-        self.depth = depth
+    init(language: String?, base: String?) {
         self.language = language
         self.base = base
     }

@@ -8,7 +8,7 @@ extension FeedEventHandler {
 
     /// Opens an item or entry; RSS 1.0 keeps its `rdf:about` as an identifier of last resort.
     func startItem(_ attributes: XMLAttributes) {
-        var builder = ItemBuilder(depth: depth, language: language, base: base)
+        var builder = ItemBuilder(language: language, base: base)
         if isRDF, let about = attributes.value(localName: "about", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
             builder.rdfAbout = about.string
         }
@@ -46,7 +46,7 @@ extension FeedEventHandler {
         case .author where isRSS: begin(.itemRSSAuthor)
         case .author where isAtom, .contributor where isAtom:
             if tag == .author {
-                person = PersonBuilder(depth: depth, forItem: true)
+                person = PersonBuilder(forItem: true)
                 personDepth = depth
             }
         case .category where isRSS: begin(.itemCategory)

@@ -7,7 +7,6 @@ import Foundation
 /// Text being collected for one field, with child markup re-serialised when the field has any.
 struct TextCapture {
     let field: Field
-    let depth: Int
     var bytes: [UInt8] = []
     /// The field's text while it is one plain text node, the commonest case, decoded once at once instead of
     /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
@@ -23,9 +22,8 @@ struct TextCapture {
     /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
     var openChildren: [Int] = []
 
-    init(field: Field, depth: Int, kind: TextContent.Kind, base: String?) {
+    init(field: Field, kind: TextContent.Kind, base: String?) {
         self.field = field
-        self.depth = depth
         self.kind = kind
         self.base = base
     }
