@@ -1,3 +1,5 @@
+// Feed dates by hand: RFC 822/2822, RFC 3339/ISO 8601/W3CDTF, asctime and common broken forms, and RFC 3339 output.
+
 import Foundation
 
 /// Parses the dates feeds contain, by hand: RFC 822/2822, RFC 3339, ISO 8601, W3CDTF, asctime and the

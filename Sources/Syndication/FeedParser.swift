@@ -1,3 +1,5 @@
+// The public entry point: FeedParser (configuration, errors, summary) over ExpatXML and FeedEventHandler.
+
 import ExpatXML
 import Foundation
 

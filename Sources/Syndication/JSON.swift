@@ -1,3 +1,5 @@
+// The article line and the reports as JSON: a small byte-buffer writer and the model's encodings.
+
 import ExpatXML
 import Foundation
 

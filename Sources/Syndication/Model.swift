@@ -1,3 +1,5 @@
+// The public feed model: FeedFormat, Article and its parts (Person, TextContent, Enclosure, podcast details), FeedMetadata.
+
 import Foundation
 
 /// A feed format and version, as detected from the document's root element.

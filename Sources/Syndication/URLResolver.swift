@@ -1,3 +1,5 @@
+// Relative URLs resolved against xml:base and the document URL, and the href/src links inside HTML.
+
 import Foundation
 
 /// Resolves relative URLs against `xml:base` and the document URL, caching the parsed base.

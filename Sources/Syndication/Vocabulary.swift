@@ -1,3 +1,5 @@
+// The words the state machine switches on: namespace URIs to Namespace, local names to Tag, byte-compared.
+
 import ExpatXML
 import Foundation
 

@@ -1,0 +1,140 @@
+// One field's text as it streams in: plain text decoded once, child markup re-serialised and escaped,
+// Atom text constructs (text, html, xhtml, base64) read from their attributes and unwrapped at the end.
+
+import ExpatXML
+import Foundation
+
+/// Text being collected for one field, with child markup re-serialised when the field has any.
+struct TextCapture {
+    let field: Field
+    var bytes: [UInt8] = []
+    /// The field's text while it is one plain text node, the commonest case, decoded once at once instead of
+    /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
+    /// empty; moved into `bytes` as soon as more comes.
+    private var onlyText: String?
+    /// Child elements appeared: `bytes` holds escaped markup, not plain text.
+    var hasMarkup = false
+    var kind: TextContent.Kind
+    var isXHTML = false
+    /// Atom 0.3 `mode="base64"`, or Atom 1.0 content of a binary media type: the text is base64.
+    var isBase64 = false
+    let base: String?
+    /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
+    var openChildren: [Int] = []
+
+    init(field: Field, kind: TextContent.Kind, base: String?) {
+        self.field = field
+        self.kind = kind
+        self.base = base
+    }
+
+    mutating func appendText(_ text: XMLBytes) {
+        if hasMarkup {
+            Self.appendEscaped(text.buffer, to: &bytes, attribute: false)
+        } else if bytes.isEmpty && onlyText == nil {
+            onlyText = text.string
+        } else {
+            moveOnlyTextToBytes()
+            bytes.append(contentsOf: text.buffer)
+        }
+    }
+
+    /// Bytes captured so far, for the size limit.
+    var count: Int { bytes.count + (onlyText?.utf8.count ?? 0) }
+
+    private mutating func moveOnlyTextToBytes() {
+        guard let text = onlyText else { return }
+        onlyText = nil
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func startChild(_ name: XMLName, attributes: XMLAttributes) {
+        moveOnlyTextToBytes()
+        if !hasMarkup {
+            // Text so far was plain; from here on the field is markup, so escape what came before.
+            let plain = bytes
+            bytes.removeAll(keepingCapacity: true)
+            plain.withUnsafeBufferPointer { Self.appendEscaped($0, to: &bytes, attribute: false) }
+            hasMarkup = true
+        }
+        bytes.append(0x3C)
+        Self.appendName(name, to: &bytes)
+        for attribute in attributes {
+            bytes.append(0x20)
+            Self.appendName(attribute.name, to: &bytes)
+            bytes.append(contentsOf: [0x3D, 0x22])
+            Self.appendEscaped(attribute.value.buffer, to: &bytes, attribute: true)
+            bytes.append(0x22)
+        }
+        bytes.append(0x3E)
+        openChildren.append(bytes.count)
+    }
+
+    mutating func endChild(_ name: XMLName) {
+        let end = openChildren.popLast() ?? -1
+        if end == bytes.count {
+            bytes.removeLast()
+            bytes.append(contentsOf: [0x2F, 0x3E])  // <br/>
+            return
+        }
+        bytes.append(contentsOf: [0x3C, 0x2F])
+        Self.appendName(name, to: &bytes)
+        bytes.append(0x3E)
+    }
+
+    private static func appendName(_ name: XMLName, to bytes: inout [UInt8]) {
+        if !name.prefix.isEmpty {
+            bytes.append(contentsOf: name.prefix.buffer)
+            bytes.append(0x3A)
+        }
+        bytes.append(contentsOf: name.localName.buffer)
+    }
+
+    static func appendEscaped(_ text: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8], attribute: Bool) {
+        for byte in text {
+            switch byte {
+            case 0x26: bytes.append(contentsOf: [0x26, 0x61, 0x6D, 0x70, 0x3B])  // &amp;
+            case 0x3C: bytes.append(contentsOf: [0x26, 0x6C, 0x74, 0x3B])  // &lt;
+            case 0x3E: bytes.append(contentsOf: [0x26, 0x67, 0x74, 0x3B])  // &gt;
+            case 0x22 where attribute: bytes.append(contentsOf: [0x26, 0x71, 0x75, 0x6F, 0x74, 0x3B])  // &quot;
+            default: bytes.append(byte)
+            }
+        }
+    }
+
+    /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
+    func value() -> String {
+        var text = onlyText?.trimmingXMLWhitespace() ?? bytes.withUnsafeBufferPointer { buffer -> String in
+            // Trim the bytes, then decode once.
+            var start = 0, end = buffer.count
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+            while start < end && isSpace(buffer[start]) { start += 1 }
+            while end > start && isSpace(buffer[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+        }
+        if isBase64, let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
+           let decoded = String(data: data, encoding: .utf8) {
+            // Undecodable or non-UTF-8 payloads stay as they were written rather than being lost.
+            return decoded.trimmingXMLWhitespace()
+        }
+        if isXHTML, text.hasPrefix("<div"), text.hasSuffix("</div>"), let open = text.firstIndex(of: ">") {
+            text = String(text[text.index(after: open)..<text.index(text.endIndex, offsetBy: -6)]).trimmingXMLWhitespace()
+        }
+        return text
+    }
+
+    /// The form of an Atom text construct from its `type` (RFC 4287 section 3.1) and Atom 0.3's `mode`.
+    static func atomTextForm(_ attributes: XMLAttributes) -> (kind: TextContent.Kind, xhtml: Bool, base64: Bool) {
+        let mode = attributes.value(localName: "mode")?.string.trimmingXMLWhitespace().lowercased()
+        let isBase64Mode = mode == "base64"
+        guard let type = attributes.value(localName: "type")?.string.trimmingXMLWhitespace().lowercased(), !type.isEmpty else {
+            return (mode == "escaped" ? .html : .text, false, isBase64Mode)
+        }
+        if type == "html" || type == "text/html" { return (.html, false, isBase64Mode) }
+        if type == "xhtml" || type == "application/xhtml+xml" { return (.html, !isBase64Mode && mode != "escaped", isBase64Mode) }
+        if type == "text" || type.hasPrefix("text/") { return (.text, false, isBase64Mode) }
+        // A media type that is neither text nor XML: RFC 4287 says the content is base64 (section 4.1.3.3).
+        let isXML = type.hasSuffix("+xml") || type.hasSuffix("/xml")
+        return (.text, false, isBase64Mode || !isXML)
+    }
+}

@@ -1,0 +1,123 @@
+// Parsers for the values feeds write as text: RSS persons, durations, lengths, explicit flags, the first
+// image in HTML. Pure functions of their input, with no parser state.
+
+import Foundation
+
+/// Parsers for field values as feeds write them. Each returns `nil` (or keeps the text) rather than trap on
+/// hostile input.
+enum ValueParsers {
+    /// `email (Name)`, `Name (email)`, `Name <email>`, a bare address or a bare name, as RSS `author` fields
+    /// are written. Whichever part holds an `@` is the address; text in angle brackets is an address only
+    /// if it looks like one, so `<p>Name</p>` stays a name.
+    static func rssPerson(_ text: String) -> Person {
+        // Most are a plain name: no parenthesis, angle bracket or @ (a byte scan, no Character work).
+        if !text.utf8.contains(where: { $0 == 0x28 || $0 == 0x3C || $0 == 0x40 }) { return Person(name: text) }
+        func isAddress(_ part: String) -> Bool {
+            part.utf8.contains(0x40) && !part.utf8.contains(0x20) && !part.utf8.contains(0x3C)  // @, no space, no <
+        }
+        if let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
+            let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            let outside = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
+            if isAddress(inside) && !isAddress(outside) {
+                return Person(name: outside.isEmpty ? nil : outside, email: inside)
+            }
+            return Person(name: inside.isEmpty ? nil : inside, email: outside.isEmpty ? nil : outside)
+        }
+        if let open = text.firstIndex(of: "<"), let close = text.lastIndex(of: ">"), open < close {
+            let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
+            if isAddress(inside) {
+                let name = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
+                return Person(name: name.isEmpty ? nil : name, email: inside)
+            }
+        }
+        if isAddress(text) { return Person(email: text) }
+        return Person(name: text)
+    }
+
+    /// `rssPerson`, or `nil` when the text names nobody (`()`, `<>`).
+    static func rssPersonIfAny(_ text: String) -> Person? {
+        let person = rssPerson(text)
+        return person == Person() ? nil : person
+    }
+
+    /// Whether a value (an RSS `guid`) is an absolute http(s) URL, and so can stand in for a missing link.
+    static func looksLikeURL(_ value: String) -> Bool {
+        value.hasPrefix("http://") || value.hasPrefix("https://")
+    }
+
+    /// `HH:MM:SS`, `MM:SS` or plain seconds.
+    static func duration(_ text: String) -> Int? {
+        // Non-negative and bounded: nothing here may trap on hostile numbers (NaN, 1e300, huge hours).
+        let trimmed = text.trimmingXMLWhitespace()
+        guard trimmed.utf8.contains(0x3A) else {  // plain seconds, perhaps with a fraction
+            if let seconds = Int(trimmed) { return seconds >= 0 ? seconds : nil }
+            guard let seconds = Double(trimmed), seconds.isFinite, seconds >= 0, seconds < 1e15 else { return nil }
+            return Int(seconds)
+        }
+        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false).map { Int($0.trimmingXMLWhitespaceSubstring()) }
+        guard parts.count <= 3, parts.allSatisfy({ ($0 ?? -1) >= 0 }) else { return nil }
+        var total = 0
+        for part in parts {
+            let (scaled, overflowed) = total.multipliedReportingOverflow(by: 60)
+            let (sum, overflowedAgain) = scaled.addingReportingOverflow(part!)
+            if overflowed || overflowedAgain { return nil }
+            total = sum
+        }
+        return total
+    }
+
+    /// A byte length as feeds write it; negative or unparseable lengths are no length.
+    static func length(_ text: String) -> Int64? {
+        guard let value = Int64(text.trimmingXMLWhitespace()), value >= 0 else { return nil }
+        return value
+    }
+
+    /// iTunes `explicit`: yes/true/explicit or no/false/clean; anything else says nothing.
+    static func explicit(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "yes", "true", "explicit": return true
+        case "no", "false", "clean": return false
+        default: return nil
+        }
+    }
+
+    /// The `src` of the first `<img>` in HTML content: one `memchr` scan for `<`, no Foundation search.
+    static func firstImage(in text: TextContent?) -> String? {
+        guard var text = text?.value, text.utf8.count > 4 else { return nil }
+        return text.withUTF8 { bytes -> String? in
+            guard let base = bytes.baseAddress else { return nil }
+            let count = bytes.count
+            var index = 0
+            while index + 4 < count {
+                guard let found = memchr(base + index, 0x3C, count - index) else { return nil }
+                index = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                guard index + 3 < count, base[index] | 0x20 == 0x69, base[index + 1] | 0x20 == 0x6D, base[index + 2] | 0x20 == 0x67,
+                      [0x20, 0x09, 0x0A, 0x0D, 0x2F].contains(base[index + 3]) else { continue }
+                // Inside the tag, find src= and its quoted value.
+                var cursor = index + 3
+                while cursor + 5 < count && base[cursor] != 0x3E {
+                    if base[cursor] | 0x20 == 0x73, base[cursor + 1] | 0x20 == 0x72, base[cursor + 2] | 0x20 == 0x63, base[cursor + 3] == 0x3D,
+                       [0x20, 0x09, 0x0A, 0x0D].contains(base[cursor - 1]) {
+                        let quote = base[cursor + 4]
+                        guard quote == 0x22 || quote == 0x27 else { return nil }
+                        let start = cursor + 5
+                        var end = start
+                        while end < count && base[end] != quote { end += 1 }
+                        guard end < count, end > start else { return nil }
+                        let url = String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+                        return url.utf8.contains(0x26) ? url.replacingOccurrences(of: "&amp;", with: "&") : url
+                    }
+                    cursor += 1
+                }
+                return nil
+            }
+            return nil
+        }
+    }
+
+    /// The text trimmed of XML whitespace, or `nil` when nothing is left.
+    static func nonEmpty(_ text: String?) -> String? {
+        guard let text = text?.trimmingXMLWhitespace(), !text.isEmpty else { return nil }
+        return text
+    }
+}
