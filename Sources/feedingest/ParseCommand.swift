@@ -128,6 +128,7 @@ enum ParseCommand {
             configuration.maximumBodyBytes = .max
             configuration.maximumDecodedBytes = .max
             configuration.maximumInflationRatio = .infinity
+            configuration.computesBodyHash = false  // nothing reads it here
             return Fetcher(configuration: configuration)
         }()
         /// URLs, with Fetch's default limits; made on first use, so a local parse starts no transfer thread.
@@ -142,7 +143,11 @@ enum ParseCommand {
                     let error = FetchError(kind: .invalidURL, message: "not a valid URL", url: input)
                     return ParsedInput(summary: FeedParsingConsumer(source: input).summary, error: .fetch(error))
                 }
-                if network == nil { network = Fetcher() }
+                if network == nil {
+                    var configuration = FetchConfiguration()
+                    configuration.computesBodyHash = false
+                    network = Fetcher(configuration: configuration)
+                }
                 fetcher = network!
                 request = FetchRequest(url: url)
             } else {
