@@ -44,13 +44,7 @@ struct RequestTests {
     /// segfaulted about once in 150 runs of `feedingest LIST` before).
     @Test func aReleasedOrShutDownFetcherEndsItsThread() throws {
         let name = "fx\(UInt32.random(in: 0...UInt32.max))"
-        func threads() -> Int {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            return tasks.filter { task in
-                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == name
-            }.count
-        }
+        func threads() -> Int { Self.threads(named: name) }
         weak var released: Fetcher?
         do {
             var configuration = FetchConfiguration()
@@ -80,15 +74,18 @@ struct RequestTests {
 
     /// The transfer thread (and libcurl) start with the first network transfer: a fetcher that only reads local files,
     /// as `feedingest parse FILE` does, starts no thread.
+    /// How many of this process's threads carry `name`.
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
     @Test func aFetcherThatOnlyReadsLocalFilesStartsNoThread() throws {
         let name = "fl\(UInt32.random(in: 0...UInt32.max))"
-        func threads() -> Int {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            return tasks.filter { task in
-                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == name
-            }.count
-        }
+        func threads() -> Int { Self.threads(named: name) }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("local-\(UUID().uuidString).xml")
         try FeedFixture.rss(items: 3).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
