@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
         .library(name: "Ingest", targets: ["Ingest"]),
+        .library(name: "Scheduling", targets: ["Scheduling"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -30,6 +31,7 @@ let package = Package(
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
+        .target(name: "Scheduling"),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
@@ -55,6 +57,7 @@ let package = Package(
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
+        .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
     ],
     swiftLanguageModes: [.v6]
