@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Syndication", targets: ["Syndication"]),
         .library(name: "Ingest", targets: ["Ingest"]),
         .library(name: "Scheduling", targets: ["Scheduling"]),
+        .library(name: "Reachability", targets: ["Reachability"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -23,6 +24,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNetlink", pkgConfig: "libmnl", providers: [.apt(["libmnl-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
@@ -32,6 +34,7 @@ let package = Package(
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .target(name: "Scheduling"),
+        .target(name: "Reachability", dependencies: ["CNetlink"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
@@ -58,6 +61,9 @@ let package = Package(
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
+        .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
+        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),
         .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
     ],
     swiftLanguageModes: [.v6]
