@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Ingest", targets: ["Ingest"]),
         .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "Reachability", targets: ["Reachability"]),
+        .library(name: "FileWatch", targets: ["FileWatch"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -35,6 +36,7 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
+        .target(name: "FileWatch"),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
@@ -61,6 +63,7 @@ let package = Package(
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),
