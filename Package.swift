@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "FileWatch", targets: ["FileWatch"]),
+        .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -26,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNetlink", pkgConfig: "libmnl", providers: [.apt(["libmnl-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
@@ -37,6 +39,7 @@ let package = Package(
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
+        .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
@@ -64,6 +67,7 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
+        .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),

@@ -22,6 +22,7 @@ declare -A libs=(
   [libxxhash]=libxxhash-dev  # the store's XXH64 content and key hashes
   [libcrypto]=libssl-dev     # SHA-256 of bodies (OpenSSL's libcrypto, which libcurl links already)
   [libmnl]=libmnl-dev       # the route monitor (netlink) of the watch service
+  [libsystemd]=libsystemd-dev  # sd_notify: watch as a Type=notify systemd service
   [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
 )
 for module in "${!libs[@]}"; do
