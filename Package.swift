@@ -6,6 +6,7 @@ let package = Package(
     name: "feedingest",
     products: [
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
+        .library(name: "StreamingJSON", targets: ["StreamingJSON"]),
         .library(name: "ArticleStore", targets: ["ArticleStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
@@ -23,12 +24,14 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
+        .target(name: "StreamingJSON", dependencies: ["CYajl"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
 
@@ -46,6 +49,7 @@ let package = Package(
         .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
+        .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "TestSupport"], path: "Tests/StoreProbe"),
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
