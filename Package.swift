@@ -55,11 +55,11 @@ let package = Package(
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
-        .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "TestSupport"]),
+        .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CYajl"]),
     ],
     swiftLanguageModes: [.v6]
 )
