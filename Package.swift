@@ -40,9 +40,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CZlib", "Syndication"], path: "Tests/TestSupport"),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
+        .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "TestSupport"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
+                           "TestSupport"],
             path: "Benchmarks/ExpatBench"
         ),
         .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),

@@ -329,3 +329,33 @@ struct JSONFeedTests {
             == #"{"kind":"json","name":"truncated","code":2,"message":"parse error: premature EOF","line":1,"column":9,"byteOffset":9}"#)
     }
 }
+
+@Suite("JSON Feed generator")
+struct JSONFeedGeneratorTests {
+    /// The benchmark's generated feed is valid JSON (Foundation agrees), a valid JSON Feed, and says truly what it holds.
+    @Test func theGeneratedFeedParsesToItsManifest() throws {
+        var bytes: [UInt8] = []
+        let manifest = JSONFeedGenerator(items: 300).generate(chunkSize: 4096) { bytes.append(contentsOf: $0) }
+        #expect(manifest.bytes == bytes.count)
+        #expect(manifest.bytes > 300 * 1100, "about 1.2 KB an item")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect((root["items"] as? [Any])?.count == 300)
+        var tally = WorkTally()
+        let result = parseFeed(bytes, chunk: 65536)
+        #expect(result.summary.error == nil)
+        #expect(result.summary.jsonRepairs.isEmpty)
+        for article in result.articles {
+            tally.items += 1
+            tally.titleBytes += article.title?.utf8.count ?? 0
+            tally.linkBytes += article.link?.utf8.count ?? 0
+            tally.guidBytes += article.id.utf8.count
+            tally.pubDateBytes += article.published.map(FeedDate.rfc3339)?.utf8.count ?? 0
+        }
+        #expect(tally == manifest.expected)
+        #expect(result.articles.allSatisfy { $0.enclosures.count == 1 && $0.enclosures[0].durationSeconds != nil && $0.authors.count == 1 })
+        // Deterministic: the same bytes every time.
+        var again: [UInt8] = []
+        _ = JSONFeedGenerator(items: 300).generate(chunkSize: 999) { again.append(contentsOf: $0) }
+        #expect(again == bytes)
+    }
+}
