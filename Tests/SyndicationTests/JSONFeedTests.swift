@@ -359,3 +359,37 @@ struct JSONFeedGeneratorTests {
         #expect(again == bytes)
     }
 }
+
+@Suite("JSON Feed chunking property")
+struct JSONFeedChunkingTests {
+    /// Articles, metadata (as each article saw it), repairs and errors never depend on the split: random splits
+    /// (seeded) against the whole document, over messy hand-written feeds and real ones.
+    @Test func randomSplitsGiveTheSameArticles() throws {
+        var documents: [(String, [UInt8])] = [
+            ("messy", Array(jsonFeed([
+                #""id":12,"title":"a\"b\\c","tags":"x","_ext":{"n":[1,2,{"k":null}]},"title":"dup""#,
+                #""url":"https://e.org/2","date_published":"2024-01-02T03:04:05.678+01:00","content_text":"\u00e9\ud83d\ude00""#,
+                #""id":"3","attachments":[{"url":"a.mp3","size_in_bytes":12.0,"duration_in_seconds":1e2}]"#,
+            ], feed: #""title":"T","authors":[{"name":"N"}],"expired":true"#, version: "http://jsonfeed.org/version/1").utf8) + [0xFF] + Array(" ".utf8)),
+            ("broken", Array(jsonFeed([#""id":"1""#, #""id":"2","title":"unterminated"#]).utf8)),
+        ]
+        var generated: [UInt8] = []
+        _ = JSONFeedGenerator(items: 50).generate { generated.append(contentsOf: $0) }
+        documents.append(("generated", generated))
+        for name in ["authors.json", "jsonfeed-extension.json", "allthis-partial.json"] {
+            documents.append((name, Array(try Data(contentsOf: Paths.realworld.appendingPathComponent(name)))))
+        }
+        for (name, bytes) in documents {
+            let whole = parseFeed(bytes)
+            var random = SplitMix64(seed: UInt64(bytes.count))
+            for round in 0..<8 {
+                let chunk = 1 + random.next(below: max(1, bytes.count / 5))
+                let split = parseFeed(bytes, chunk: chunk)
+                #expect(split.articles == whole.articles, "\(name), round \(round), chunk \(chunk)")
+                #expect(split.metadataAtArticle == whole.metadataAtArticle, "\(name), round \(round)")
+                #expect(split.summary.jsonRepairs == whole.summary.jsonRepairs, "\(name), round \(round)")
+                #expect(split.summary.error == whole.summary.error, "\(name), round \(round)")
+            }
+        }
+    }
+}
