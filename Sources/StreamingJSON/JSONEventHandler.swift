@@ -110,15 +110,26 @@ public protocol JSONEventHandler: AnyObject {
     func endDocument()
 }
 
+/// Empty defaults: a handler implements only the events it needs.
 extension JSONEventHandler {
+    /// Ignores the start of an object.
     public func startObject() {}
+    /// Ignores a key.
     public func key(_ key: JSONBytes) {}
+    /// Ignores the end of an object.
     public func endObject() {}
+    /// Ignores the start of an array.
     public func startArray() {}
+    /// Ignores the end of an array.
     public func endArray() {}
+    /// Ignores a string.
     public func string(_ value: JSONBytes) {}
+    /// Ignores a number.
     public func number(_ text: JSONBytes) {}
+    /// Ignores a boolean.
     public func boolean(_ value: Bool) {}
+    /// Ignores `null`.
     public func null() {}
+    /// Ignores the end of the document.
     public func endDocument() {}
 }
