@@ -23,6 +23,7 @@ declare -A libs=(
   [libcrypto]=libssl-dev     # SHA-256 of bodies (OpenSSL's libcrypto, which libcurl links already)
   [libmnl]=libmnl-dev       # the route monitor (netlink) of the watch service
   [libsystemd]=libsystemd-dev  # sd_notify: watch as a Type=notify systemd service
+  [yajl]=libyajl-dev         # JSON Feed: the streaming JSON parser under StreamingJSON
   [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
 )
 for module in "${!libs[@]}"; do

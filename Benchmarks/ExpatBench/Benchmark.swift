@@ -26,6 +26,8 @@ enum BenchmarkMain {
             return Probe.measureCommand(arguments)
         case .probeHTTP(let variant, let url):
             return Probe.runHTTP(variant: variant, url: url)
+        case .probeJSON(let variant, let path):
+            return JSONBench.probe(variant: variant, path: path)
         case .benchmark(let options):
             if isDebugBuild {
                 let banner = String(repeating: "!", count: 78)
@@ -151,12 +153,15 @@ struct Benchmark {
         var hashes: [HashResult] = []
         section(.hash) { hashes = HashBench.run(rounds: options.rounds) }
 
+        var json: JSONBench.Result?
+        section(.json) { json = try JSONBench.run(options: options) }
+
         let report = BenchmarkReport(
             tool: "feedingest-bench", generatorVersion: FeedGenerator.version, build: isDebugBuild ? "debug" : "release",
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: Self.cpuModel(), chunkBytes: options.chunkSize,
             rounds: options.rounds, warmupRounds: options.warmupRounds, quick: options.quick,
             sections: Section.allCases.filter(sections.contains).map(\.rawValue), skipped: problems,
-            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes,
+            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes, json: json,
             totalSeconds: Double(monotonicNanos() - started) / 1e9, loadAverage: [loadAtStart, Self.loadAverage()])
         Report.printTables(report)
         Report.printJSON(report)
@@ -164,7 +169,7 @@ struct Benchmark {
         let allVerified = feeds.allSatisfy { $0.variants.allSatisfy { $0.ok || $0.variant == .foundationData } }
             && memory.allSatisfy { $0.ok || $0.variant == .foundationData }
             && http.allSatisfy { $0.variants.allSatisfy { $0.ok || foundation.contains($0.variant) } }
-            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && problems.isEmpty
+            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && (json?.ok ?? true) && problems.isEmpty
         return allVerified ? 0 : 1
     }
 
@@ -361,6 +366,8 @@ struct BenchmarkReport: Codable {
     var endToEnd: [CommandResult]
     var latency: [CommandResult]
     var hashes: [HashResult]
+    /// The `json` section (JSON Feed), when it ran.
+    var json: JSONBench.Result?
     var totalSeconds: Double
     /// The 1-minute load average at the start and at the end: other work on the machine disturbs wall times.
     var loadAverage: [Double]

@@ -12,6 +12,8 @@ enum Command {
     case measureCommand(arguments: [String])
     /// One HTTP variant once, in this (small, fresh) process, for its peak RSS: `--probe-http VARIANT URL`.
     case probeHTTP(variant: HTTPVariant, url: String)
+    /// One JSON variant over a JSON Feed fixture once, for its peak RSS: `--probe-json VARIANT FILE`.
+    case probeJSON(variant: JSONBench.Variant, path: String)
     case help
 }
 
@@ -31,6 +33,8 @@ enum Section: String, CaseIterable, Codable, Sendable {
     case latency
     /// SHA-256 (body fingerprints) and XXH64 (content and key hashes) alone, in memory.
     case hash
+    /// A 20 MB JSON Feed: StreamingJSON and Syndication against Foundation's JSONSerialization and JSONDecoder and raw yajl.
+    case json
 }
 
 struct BenchmarkOptions {
@@ -73,6 +77,8 @@ extension Command {
                              e2e      the built feedingest command: seed set and 20 MB feed into a fresh store
                              latency  1,000 feeds from scripts/latency_server.py, 100 ms each, default jobs and --jobs 1
                              hash     SHA-256 and XXH64 alone, in memory (MB/s, ns per call)
+                             json     a 20 MB JSON Feed: streaming against JSONSerialization, JSONDecoder and raw yajl,
+                                      then peak RSS per variant (20 MB and 200 MB; none with --skip-memory)
           --rounds N       counted rounds (default 7, at least 1; 5 or more for honest figures)
           --quick          fewer rounds, no 200 MB feed, no --jobs 1 latency run (smoke test)
           --fixtures DIR   fixture cache directory (default .build/bench-fixtures)
@@ -126,6 +132,11 @@ extension Command {
                 let url = try value(after: argument)
                 guard let variant = HTTPVariant(rawValue: name) else { throw UsageError(description: "unknown HTTP variant '\(name)'") }
                 return .probeHTTP(variant: variant, url: url)
+            case "--probe-json":
+                let name = try value(after: argument)
+                let path = try value(after: argument)
+                guard let variant = JSONBench.Variant(rawValue: name) else { throw UsageError(description: "unknown JSON variant '\(name)'") }
+                return .probeJSON(variant: variant, path: path)
             case "--probe":
                 let name = try value(after: argument)
                 let path = try value(after: argument)

@@ -101,6 +101,8 @@ enum Probe {
         var wallSeconds: Double
         var report: ProbeReport?
         var failure: String?
+        /// The probe's last line as printed, for probes whose report is not a `ProbeReport` (`--probe-json`).
+        var output: String?
     }
 
     /// `--measure ARGS…`: runs this binary with ARGS, reaps it with wait4, prints a `Measurement` line.
@@ -108,7 +110,7 @@ enum Probe {
         let child = spawn(arguments)
         let measurement = Measurement(maxRSSKiB: child.maxRSSKiB, exitStatus: child.exitStatus, wallSeconds: child.wallSeconds,
                                       report: child.output.flatMap { try? JSONDecoder().decode(ProbeReport.self, from: Data($0.utf8)) },
-                                      failure: child.failure)
+                                      failure: child.failure, output: child.output)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let json = try? encoder.encode(measurement) else { return 3 }

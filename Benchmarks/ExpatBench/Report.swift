@@ -78,6 +78,7 @@ enum Report {
         lines += httpTables(report)
         lines += commandTables(report)
         lines += HashBench.table(report.hashes, rounds: report.rounds)
+        lines += JSONBench.table(report.json, rounds: report.rounds)
         lines += targets(report)
         for (section, why) in report.skipped.sorted(by: { $0.key < $1.key }) {
             lines.append("")
@@ -112,7 +113,7 @@ enum Report {
         }
     }
 
-    private static func uniqued<T: Hashable>(_ values: [T]) -> [T] {
+    static func uniqued<T: Hashable>(_ values: [T]) -> [T] {
         var seen = Set<T>()
         return values.filter { seen.insert($0).inserted }
     }

@@ -4,8 +4,8 @@ import Foundation
 import Syndication
 import XMLFetching
 
-/// Fetches a feed and parses it as it arrives: the one place where a transfer's response (its charset, its final URL)
-/// meets the feed parser.
+/// Fetches a feed and parses it as it arrives: the one place where a transfer's response (its charset, its media type,
+/// its final URL) meets the feed parser.
 ///
 /// Ingest's workers and `feedingest parse` both read feeds through it, whatever the source: an `http`/`https`
 /// transfer, a local file (`FetchRequest.localFile`) or standard input (`FetchRequest.standardInput`); gzip is inflated
@@ -42,10 +42,16 @@ public final class FeedParsingConsumer: FetchConsumer {
         (parser ?? FeedParser(source: source, configuration: configuration) { _, _ in }).summary
     }
 
-    /// Makes the parser, with the response's charset as the hint and its final URL as the base.
+    /// Makes the parser, with the response's charset as the hint and its final URL as the base, and its media type (from
+    /// `Content-Type`, or a local file's name) to choose between XML and JSON when the first bytes do not.
     public func fetchDidReceiveResponse(_ response: FetchResponse) throws {
         var configuration = self.configuration
         configuration.xml = configuration.xml.applyingCharset(of: response)
+        if configuration.mediaType == nil {
+            configuration.mediaType = response.url.isFileURL
+                ? FeedParserConfiguration.mediaType(forFileName: response.url.lastPathComponent)
+                : response.mediaType
+        }
         let baseURL = response.url.isFileURL ? nil : response.url.absoluteString
         parser = FeedParser(source: source, baseURL: baseURL, configuration: configuration) { [unowned self] article, feed in
             onArticle(article, feed)

@@ -32,6 +32,7 @@ public enum IngestError: Error, Sendable, Hashable, CustomStringConvertible {
             switch error.kind {
             case .notAFeed: return "not-a-feed"
             case .xml(let code): return code.name
+            case .json(let code): return code.name
             }
         case .store(let error): return error.kind.name
         }

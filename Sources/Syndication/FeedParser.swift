@@ -1,7 +1,9 @@
-// The public entry point: FeedParser (configuration, errors, summary) over ExpatXML and FeedEventHandler.
+// The public entry point: FeedParser (configuration, errors, summary), which tells XML from JSON by the first bytes and
+// drives ExpatXML with FeedEventHandler or StreamingJSON with JSONFeedHandler.
 
 import ExpatXML
 import Foundation
+import StreamingJSON
 
 /// How a ``FeedParser`` reads a feed.
 public struct FeedParserConfiguration: Sendable, Hashable {
@@ -21,18 +23,52 @@ public struct FeedParserConfiguration: Sendable, Hashable {
     /// cannot make the parser do quadratic work or hold unbounded lists.
     public var maximumListLength = 256
 
+    // JSON Feed (issue 15).
+
+    /// The JSON parser's configuration, for JSON Feeds; its limits apply (depth, string and document bytes). By default
+    /// it does not reject invalid UTF-8: the feed parser replaces it with U+FFFD and counts it
+    /// (``JSONFeedRepairs/invalidUTF8``), as the XML repair filter does.
+    public var json: JSONConfiguration = {
+        var json = JSONConfiguration()
+        json.validatesUTF8 = false
+        return json
+    }()
+
+    /// The media type the document came with: an HTTP `Content-Type` without parameters, or one guessed from a file
+    /// name (``mediaType(forFileName:)``). Default `nil`.
+    ///
+    /// The first bytes decide the syntax (after an optional UTF-8 byte-order mark and white space, `{` or `[` is JSON,
+    /// `<` is XML); only when they say neither does a JSON media type (`application/feed+json`, `application/json`, any
+    /// `+json`) choose the JSON parser over the XML one, so the error names the right syntax.
+    public var mediaType: String?
+
     /// The default configuration.
     public init() {}
+
+    /// The media type a file name suggests: `application/feed+json` for `.json` (JSON Feed's own type), else `nil`.
+    public static func mediaType(forFileName name: String) -> String? {
+        var name = name.lowercased()
+        if name.hasSuffix(".gz") { name.removeLast(3) }
+        return name.hasSuffix(".json") || name.hasSuffix(".jsonfeed") ? "application/feed+json" : nil
+    }
+
+    /// Whether a media type names JSON: `application/json`, `text/json` or any `+json` type (`application/feed+json`).
+    public static func isJSON(mediaType: String) -> Bool {
+        let type = mediaType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || type == "text/json" || type.hasSuffix("+json")
+    }
 }
 
-/// An error that stopped a feed: malformed XML, a limit, or a document that is not a feed.
+/// An error that stopped a feed: malformed XML or JSON, a limit, or a document that is not a feed.
 public struct FeedError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure.
     public enum Kind: Sendable, Hashable {
         /// The XML parser stopped, with its code (malformed, truncated, a limit, an encoding).
         case xml(ExpatXMLError.Code)
-        /// The document is XML but its root element is not RSS or Atom.
+        /// The document is XML whose root element is not RSS or Atom, or JSON that is not a JSON Feed.
         case notAFeed
+        /// The JSON parser stopped, with its code (malformed, truncated, a limit).
+        case json(JSONError.Code)
     }
 
     /// What kind of failure.
@@ -63,6 +99,12 @@ public struct FeedError: Error, Sendable, Hashable, CustomStringConvertible {
                   byteOffset: error.byteOffset, source: source)
     }
 
+    /// A JSON error; its column counts bytes.
+    init(_ error: JSONError, source: String) {
+        self.init(kind: .json(error.code), message: error.message, line: error.line, column: error.column,
+                  byteOffset: error.byteOffset, source: source)
+    }
+
     /// `source:line:column: message`.
     public var description: String {
         line > 0 ? "\(source):\(line):\(column): \(message)" : "\(source): \(message)"
@@ -77,15 +119,31 @@ public struct FeedSummary: Sendable {
     public var metadata: FeedMetadata
     /// The encoding used to decode it.
     public var encoding: DocumentEncoding?
-    /// What had to be repaired.
+    /// What had to be repaired (XML).
     public var repairs: XMLRepairs
     /// How many articles were delivered.
     public var articleCount: Int
     /// The error that stopped the document, if any; the articles before it were delivered.
     public var error: FeedError?
+
+    // JSON Feed (issue 15).
+    /// What the JSON Feed reader mended or left out; empty for XML.
+    public var jsonRepairs = JSONFeedRepairs()
+
+    /// Whether anything was repaired, in XML or JSON.
+    public var isRepaired: Bool { !repairs.isEmpty || !jsonRepairs.isEmpty }
+
+    /// Every repair kind that occurred, XML's and JSON's, with counts (`invalidUTF8` is one entry for both).
+    public var repairCounts: [(kind: String, count: Int)] {
+        var counts = repairs.counts
+        for (kind, count) in jsonRepairs.counts {
+            if let index = counts.firstIndex(where: { $0.kind == kind }) { counts[index].count += count } else { counts.append((kind, count)) }
+        }
+        return counts
+    }
 }
 
-/// Streams an RSS or Atom document into complete articles, each delivered the moment its item closes.
+/// Streams an RSS, Atom or JSON Feed document into complete articles, each delivered the moment its item closes.
 ///
 /// ```swift
 /// let parser = FeedParser(source: url) { article, feed in print(article.title ?? "") }
@@ -93,14 +151,30 @@ public struct FeedSummary: Sendable {
 /// let summary = try parser.finish()
 /// ```
 ///
-/// Articles arrive in document order, synchronously inside `parse` and `finish`, with the feed's
-/// metadata as far as it is known at that moment. Nothing of the document is retained but the article
-/// being built, so memory stays flat. A parser is confined to one thread.
+/// The first bytes tell the syntax: after an optional UTF-8 byte-order mark and white space, `{` or `[` is JSON (read
+/// as JSON Feed 1.0 or 1.1), `<` is XML (RSS or Atom); otherwise ``FeedParserConfiguration/mediaType`` decides, XML
+/// by default. Articles arrive in document order, synchronously inside `parse` and `finish`, with the feed's metadata
+/// as far as it is known at that moment. Nothing of the document is retained but the article being built, so memory
+/// stays flat. A parser is confined to one thread.
 public final class FeedParser {
-    private let handler: FeedEventHandler
-    private let xml: XMLPushParser
-    private var failure: FeedError?
     private let source: String
+    private let baseURL: String?
+    private let configuration: FeedParserConfiguration
+    private let onArticle: (Article, FeedMetadata) -> Void
+    private var engine = Engine.sniffing
+    /// The first bytes, held until they tell XML from JSON.
+    private var head: [UInt8] = []
+    private var failure: FeedError?
+
+    /// The parser that reads the document, once its first bytes have chosen one.
+    private enum Engine {
+        case sniffing
+        case xml(FeedEventHandler, XMLPushParser)
+        case json(JSONFeedHandler, JSONPushParser)
+    }
+
+    /// Leading white space held before the syntax is decided anyway (by the media type, else XML).
+    static let maximumSniffBytes = 64 * 1024
 
     /// Creates a parser.
     ///
@@ -112,10 +186,9 @@ public final class FeedParser {
     public init(source: String, baseURL: String? = nil, configuration: FeedParserConfiguration = .init(),
                 onArticle: @escaping (Article, FeedMetadata) -> Void) {
         self.source = source
-        handler = FeedEventHandler(source: source, baseURL: baseURL, configuration: configuration, onArticle: onArticle)
-        xml = XMLPushParser(handler: handler, configuration: configuration.xml, source: source)
-        handler.xml = xml
-        xml.isCollectingText = false
+        self.baseURL = baseURL
+        self.configuration = configuration
+        self.onArticle = onArticle
     }
 
     /// Parses the next bytes of the document.
@@ -123,33 +196,124 @@ public final class FeedParser {
     /// - Throws: ``FeedError`` when the document is malformed beyond repair or not a feed; the articles
     ///   delivered before it stand.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(FeedError) {
-        do { try xml.parse(bytes) } catch { throw fail(error) }
+        switch engine {
+        case .xml(_, let xml):
+            do { try xml.parse(bytes) } catch { throw fail(error) }
+        case .json(_, let json):
+            do { try json.parse(bytes) } catch { throw fail(error) }
+        case .sniffing:
+            if let failure { throw failure }
+            head.append(contentsOf: bytes)
+            guard let isJSON = Self.sniff(head, mediaType: configuration.mediaType, isComplete: false) else { return }
+            try start(json: isJSON)
+        }
     }
 
     /// Parses the next bytes of the document, from `Data`, `[UInt8]` or any contiguous storage.
     public func parse(_ bytes: some ContiguousBytes) throws(FeedError) {
-        do { try xml.parse(bytes) } catch { throw fail(error) }
+        var failure: FeedError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(FeedError) { try parse(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Ends the document and returns its summary.
     @discardableResult
     public func finish() throws(FeedError) -> FeedSummary {
-        do { try xml.finish() } catch { throw fail(error) }
+        if case .sniffing = engine {
+            if let failure { throw failure }
+            try start(json: Self.sniff(head, mediaType: configuration.mediaType, isComplete: true) ?? false)
+        }
+        switch engine {
+        case .xml(_, let xml):
+            do { try xml.finish() } catch { throw fail(error) }
+        case .json(_, let json):
+            do { try json.finish() } catch { throw fail(error) }
+        case .sniffing:
+            break
+        }
         return summary
     }
 
-    /// The format, once the root element was recognised as a feed's; `nil` before. Cheap: for polling after each chunk.
-    public var format: FeedFormat? { handler.metadata.format }
+    /// The format, once the root element (XML) or the `version` (JSON Feed) was recognised; `nil` before. Cheap: for
+    /// polling after each chunk.
+    public var format: FeedFormat? {
+        switch engine {
+        case .xml(let handler, _): return handler.metadata.format
+        case .json(let handler, _): return handler.metadata.format
+        case .sniffing: return nil
+        }
+    }
 
     /// What is known so far: metadata, encoding, repairs, the article count and the error, if any.
     public var summary: FeedSummary {
-        FeedSummary(source: source, metadata: handler.metadata, encoding: xml.encoding, repairs: handler.repairs(from: xml),
-                    articleCount: handler.articleCount, error: failure)
+        switch engine {
+        case .xml(let handler, let xml):
+            return FeedSummary(source: source, metadata: handler.metadata, encoding: xml.encoding, repairs: handler.repairs(from: xml),
+                               articleCount: handler.articleCount, error: failure)
+        case .json(let handler, _):
+            // JSON is UTF-8 (RFC 8259); a byte-order mark, which the JSON parser skips, says so too.
+            let encoding = DocumentEncoding(name: "UTF-8", label: nil, source: head.starts(with: [0xEF, 0xBB, 0xBF]) ? .byteOrderMark : .defaulted)
+            return FeedSummary(source: source, metadata: handler.metadata, encoding: encoding, repairs: XMLRepairs(),
+                               articleCount: handler.articleCount, error: failure, jsonRepairs: handler.repairs)
+        case .sniffing:
+            return FeedSummary(source: source, metadata: FeedMetadata(), encoding: nil, repairs: XMLRepairs(), articleCount: 0, error: failure)
+        }
+    }
+
+    /// Whether the held bytes are JSON (`true`) or XML (`false`), or `nil` while they cannot tell yet.
+    static func sniff(_ head: [UInt8], mediaType: String?, isComplete: Bool) -> Bool? {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        if !isComplete && head.count < 3 && mark.starts(with: head) { return nil }
+        var index = head.starts(with: mark) ? 3 : 0
+        while index < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 }
+        let byHint = mediaType.map(FeedParserConfiguration.isJSON(mediaType:)) ?? false
+        guard index < head.count else {
+            return isComplete || head.count > maximumSniffBytes ? byHint : nil
+        }
+        switch head[index] {
+        case 0x7B, 0x5B: return true   // { [
+        case 0x3C: return false        // <
+        default: return byHint
+        }
+    }
+
+    /// Makes the chosen engine and hands it the held bytes.
+    private func start(json isJSON: Bool) throws(FeedError) {
+        let held = head
+        if isJSON {
+            let handler = JSONFeedHandler(source: source, baseURL: baseURL, configuration: configuration, onArticle: onArticle)
+            let json = JSONPushParser(handler: handler, configuration: configuration.json, source: source)
+            handler.json = json
+            engine = .json(handler, json)
+            head = Array(held.prefix(3))  // enough to tell a byte-order mark in the summary
+            do { try json.parse(held) } catch { throw fail(error) }
+        } else {
+            let handler = FeedEventHandler(source: source, baseURL: baseURL, configuration: configuration, onArticle: onArticle)
+            let xml = XMLPushParser(handler: handler, configuration: configuration.xml, source: source)
+            handler.xml = xml
+            xml.isCollectingText = false
+            engine = .xml(handler, xml)
+            head = []
+            do { try xml.parse(held) } catch { throw fail(error) }
+        }
     }
 
     private func fail(_ error: ExpatXMLError) -> FeedError {
         if let failure { return failure }
-        let feedError = handler.failure ?? FeedError(error, source: source)
+        var handlerFailure: FeedError?
+        if case .xml(let handler, _) = engine { handlerFailure = handler.failure }
+        let feedError = handlerFailure ?? FeedError(error, source: source)
+        failure = feedError
+        return feedError
+    }
+
+    private func fail(_ error: JSONError) -> FeedError {
+        if let failure { return failure }
+        var handlerFailure: FeedError?
+        if case .json(let handler, _) = engine { handlerFailure = handler.failure }
+        let feedError = handlerFailure ?? FeedError(error, source: source)
         failure = feedError
         return feedError
     }
@@ -160,9 +324,12 @@ extension FeedParser: Sendable {}
 
 extension FeedParser {
     /// Parses a feed file (streamed in 64 KiB chunks; `.gz` is not handled here) and returns its summary.
-    /// The error, if any, is in the summary; articles before it were delivered.
+    /// The error, if any, is in the summary; articles before it were delivered. Without a media type in `configuration`,
+    /// the file's name supplies one (``FeedParserConfiguration/mediaType(forFileName:)``).
     public static func parse(contentsOfFile path: String, source: String? = nil, configuration: FeedParserConfiguration = .init(),
                              onArticle: @escaping (Article, FeedMetadata) -> Void) -> FeedSummary {
+        var configuration = configuration
+        if configuration.mediaType == nil { configuration.mediaType = FeedParserConfiguration.mediaType(forFileName: path) }
         let parser = FeedParser(source: source ?? path, configuration: configuration, onArticle: onArticle)
         guard let handle = FileHandle(forReadingAtPath: path) else {
             var summary = parser.summary

@@ -35,9 +35,15 @@ struct ItemBuilder {
 extension ItemBuilder {
     /// A stable identifier for an article that has none: FNV-1a (64 bits) over title, dates and content.
     var hashID: String {
+        Self.fallbackID(title: title, date: pubDate ?? published ?? dcDate ?? updated,
+                        content: contentEncoded ?? content?.value ?? description?.value ?? summary?.value)
+    }
+
+    /// `hash:` and FNV-1a (64 bits, hex) over a title, a date's text and a content, each ended by 0xFF: the identifier of
+    /// an article that has none, XML item or JSON Feed item alike.
+    static func fallbackID(title: String?, date: String?, content: String?) -> String {
         var hash: UInt64 = 14_695_981_039_346_656_037
-        for part in [title, pubDate ?? published ?? dcDate ?? updated,
-                     contentEncoded ?? content?.value ?? description?.value ?? summary?.value] {
+        for part in [title, date, content] {
             for byte in (part ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
             hash = (hash ^ 0xFF) &* 1_099_511_628_211
         }

@@ -212,6 +212,8 @@ extension Article {
                 json.field("url", enclosure.url)
                 json.field("type", enclosure.type)
                 if let length = enclosure.length { json.key("length"); json.number(length) }
+                json.field("title", enclosure.title)
+                json.field("durationSeconds", enclosure.durationSeconds)
                 json.endObject()
             }
             json.endArray()
@@ -245,6 +247,10 @@ extension Article {
             json.field("chapters", podcast.chaptersURL)
             json.endObject()
         }
+        // JSON Feed (issue 15).
+        json.field("externalURL", externalURL)
+        json.field("contentText", contentText)
+        json.field("bannerImage", bannerImage)
         json.endObject()
     }
 }
@@ -256,6 +262,7 @@ extension Person {
         json.field("name", name)
         json.field("email", email)
         json.field("uri", uri)
+        json.field("avatar", avatar)
         json.endObject()
     }
 }
@@ -306,10 +313,10 @@ extension FeedSummary {
         json.key("articleCount")
         json.number(Int64(articleCount))
         json.key("repaired")
-        json.bool(!repairs.isEmpty)
+        json.bool(isRepaired)
         json.key("repairs")
         json.beginObject()
-        for (kind, count) in repairs.counts {
+        for (kind, count) in repairCounts {
             json.key(kind)
             json.number(Int64(count))
         }
@@ -318,7 +325,7 @@ extension FeedSummary {
 }
 
 extension FeedError {
-    /// Writes `{"kind": "xml"|"notAFeed", "name": …, "code": …, "message": …, "line": …, …}` (the report's error).
+    /// Writes `{"kind": "xml"|"json"|"notAFeed", "name": …, "code": …, "message": …, "line": …, …}` (the report's error).
     public func write(to json: inout JSONWriter) {
         json.beginObject()
         switch kind {
@@ -330,6 +337,11 @@ extension FeedError {
         case .notAFeed:
             json.field("kind", "notAFeed")
             json.field("name", "not-a-feed")
+        case .json(let code):
+            json.field("kind", "json")
+            json.field("name", code.name)
+            json.key("code")
+            json.number(Int64(code.rawValue))
         }
         json.field("message", message)
         if line > 0 {
@@ -369,6 +381,9 @@ extension FeedMetadata {
             json.endArray()
         }
         json.field("skipDays", skipDays)
+        // JSON Feed (issue 15).
+        if let expired { json.key("expired"); json.bool(expired) }
+        json.field("nextURL", nextURL)
         json.endObject()
     }
 }

@@ -2,7 +2,7 @@
 
 import Foundation
 
-/// A feed format and version, as detected from the document's root element.
+/// A feed format and version, as detected from the document's root element (XML) or its `version` (JSON Feed).
 public struct FeedFormat: Sendable, Hashable, CustomStringConvertible {
     /// The family of formats.
     public enum Family: String, Sendable, Hashable {
@@ -10,11 +10,14 @@ public struct FeedFormat: Sendable, Hashable, CustomStringConvertible {
         case rss
         /// Atom 0.3 and 1.0.
         case atom
+        /// JSON Feed 1.0 and 1.1.
+        case json
     }
 
-    /// RSS or Atom.
+    /// RSS, Atom or JSON Feed.
     public var family: Family
-    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.3` or `1.0` for Atom.
+    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.3` or `1.0` for Atom; `1.0` or
+    /// `1.1` for JSON Feed (another number for an unknown `https://jsonfeed.org/version/N`).
     public var version: String
 
     /// Creates a value.
@@ -23,8 +26,14 @@ public struct FeedFormat: Sendable, Hashable, CustomStringConvertible {
         self.version = version
     }
 
-    /// `RSS 2.0`, `Atom 1.0`, …
-    public var description: String { "\(family == .rss ? "RSS" : "Atom") \(version)" }
+    /// `RSS 2.0`, `Atom 1.0`, `JSON Feed 1.1`, …
+    public var description: String {
+        switch family {
+        case .rss: return "RSS \(version)"
+        case .atom: return "Atom \(version)"
+        case .json: return "JSON Feed \(version)"
+        }
+    }
 }
 
 /// A person: an author or contributor.
@@ -33,14 +42,19 @@ public struct Person: Sendable, Hashable {
     public var name: String?
     /// The e-mail address, if given.
     public var email: String?
-    /// A home page or profile URL, if given.
+    /// A home page or profile URL, if given (JSON Feed: the author's `url`).
     public var uri: String?
 
+    // JSON Feed (issue 15).
+    /// An image of the person (JSON Feed `avatar`). Not stored by the store yet.
+    public var avatar: String?
+
     /// Creates a value.
-    public init(name: String? = nil, email: String? = nil, uri: String? = nil) {
+    public init(name: String? = nil, email: String? = nil, uri: String? = nil, avatar: String? = nil) {
         self.name = name
         self.email = email
         self.uri = uri
+        self.avatar = avatar
     }
 }
 
@@ -75,11 +89,19 @@ public struct Enclosure: Sendable, Hashable {
     /// The length in bytes, when the feed gives a number.
     public var length: Int64?
 
+    // JSON Feed attachments (issue 15). Not stored by the store yet.
+    /// The attachment's name (JSON Feed `title`), for example one of several formats of one episode.
+    public var title: String?
+    /// How long it plays, in seconds (JSON Feed `duration_in_seconds`).
+    public var durationSeconds: Int?
+
     /// Creates a value.
-    public init(url: String, type: String? = nil, length: Int64? = nil) {
+    public init(url: String, type: String? = nil, length: Int64? = nil, title: String? = nil, durationSeconds: Int? = nil) {
         self.url = url
         self.type = type
         self.length = length
+        self.title = title
+        self.durationSeconds = durationSeconds
     }
 }
 
@@ -190,6 +212,15 @@ public struct Article: Sendable, Hashable {
     /// The feed's URL or path, as the caller gave it.
     public var feed: String
 
+    // JSON Feed (issue 15): fields only JSON Feed gives. Not stored by the store yet.
+    /// The page the article is about, when it links elsewhere (JSON Feed `external_url`; a link blog's target).
+    public var externalURL: String?
+    /// The plain-text content when the feed gives HTML content too (JSON Feed `content_text` beside `content_html`);
+    /// with only `content_text`, that text is ``content``, of type text.
+    public var contentText: String?
+    /// An image to show at the top of the article (JSON Feed `banner_image`); ``image`` falls back to it.
+    public var bannerImage: String?
+
     /// Creates an article with an identifier; every other field starts empty.
     public init(id: String, idSource: IDSource, feed: String) {
         self.id = id
@@ -240,6 +271,12 @@ public struct FeedMetadata: Sendable, Hashable {
     public var skipHours: [Int] = []
     /// RSS `skipDays` (Monday…Sunday).
     public var skipDays: [String] = []
+
+    // JSON Feed (issue 15): feed fields only JSON Feed gives.
+    /// Whether the feed says it will never update again (JSON Feed `expired`).
+    public var expired: Bool?
+    /// The next page of a paginated feed (JSON Feed `next_url`): recorded, never followed.
+    public var nextURL: String?
 
     /// Creates an empty value.
     public init() {}

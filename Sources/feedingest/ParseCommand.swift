@@ -8,10 +8,11 @@ enum ParseCommand {
     static let help = """
         Usage: feedingest parse [options] FILE|URL...
 
-        Parses RSS and Atom feeds and prints one JSON object per article on stdout, in document order,
-        as soon as each article is parsed. FILE may be a path, - for stdin, or an http(s) URL, which is
-        fetched and parsed as it downloads. Files ending in .gz (and gzip-encoded responses) are
-        inflated as they stream.
+        Parses RSS, Atom and JSON Feed feeds and prints one JSON object per article on stdout, in
+        document order, as soon as each article is parsed. FILE may be a path, - for stdin, or an
+        http(s) URL, which is fetched and parsed as it downloads. Files ending in .gz (and gzip-encoded
+        responses) are inflated as they stream. The first bytes tell XML from JSON; a JSON Content-Type
+        or a .json name decides when they do not.
 
         Options:
           --report FILE   write a JSON report describing each input: format, version, encoding,

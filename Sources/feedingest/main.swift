@@ -5,7 +5,7 @@ enum Command {
     static let version = "0.1.0"
 
     static let help = """
-        feedingest \(version): ingest RSS and Atom feeds as a stream.
+        feedingest \(version): ingest RSS, Atom and JSON Feed feeds as a stream.
 
         Usage:
           feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON

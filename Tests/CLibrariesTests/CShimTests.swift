@@ -3,6 +3,7 @@ import CCurl
 import CExpat
 import CSQLite
 import CXXHash
+import CYajl
 import CZlib
 import Foundation
 import Testing
@@ -11,6 +12,23 @@ import Testing
 /// compiles but misbehaves, so each test checks what the library did with the value.
 @Suite("C shims")
 struct CShimTests {
+    @Test func yajlConfigWrapperSwitchesARealOption() {
+        // With yajl_dont_validate_strings on, yajl passes invalid UTF-8 through; off (the default), it refuses it.
+        let text: [UInt8] = Array(#"["x"#.utf8) + [0xC3, 0x28] + Array(#""]"#.utf8)
+        for validate in [true, false] {
+            let handle = yajl_alloc(nil, nil, nil)
+            defer { yajl_free(handle) }
+            #expect(handle != nil)
+            if !validate { #expect(cyajl_config_flag(handle, yajl_dont_validate_strings, 1) != 0) }
+            let status = text.withUnsafeBufferPointer { yajl_parse(handle, $0.baseAddress, $0.count) }
+            #expect(status == (validate ? yajl_status_error : yajl_status_ok), "validate \(validate)")
+        }
+        // An option yajl 2 does not have is refused, and the wrapper passes that on.
+        let handle = yajl_alloc(nil, nil, nil)
+        defer { yajl_free(handle) }
+        #expect(cyajl_config_flag(handle, yajl_option(rawValue: 0x4000), 1) == 0)
+    }
+
     @Test func curlEasyWrappersDriveARealTransfer() throws {
         // A file:// transfer needs no network; it goes through the same write callback and getinfo paths.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ccurl-\(UUID().uuidString).xml")

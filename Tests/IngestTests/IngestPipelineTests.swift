@@ -50,18 +50,20 @@ struct IngestPipelineTests {
         let pipeline = IngestPipeline(store: store, configuration: configuration)
         let recorder = Recorder(queue: configuration.eventQueue)
         pipeline.addObserver(recorder)
-        let notAFeed = FeedEntry(location: .local(realworld.appendingPathComponent("3960.json").path), source: "json")
+        // JSON that is not a JSON Feed (scripting.com's RSS-in-JSON) fails as not a feed; a JSON Feed is a feed like any.
+        let notAFeed = FeedEntry(location: .local(realworld.appendingPathComponent("ScriptingNews.json").path), source: "json")
+        let jsonFeed = FeedEntry(location: .local(realworld.appendingPathComponent("3960.json").path), source: "jsonfeed")
         let missing = FeedEntry(location: .local("/nonexistent/feed.xml"), source: "missing")
-        let entries = [Self.entry("atp.rss"), notAFeed, Self.entry("bio.rdf"), missing, Self.entry("kc0011.rss")]
+        let entries = [Self.entry("atp.rss"), notAFeed, Self.entry("bio.rdf"), missing, Self.entry("kc0011.rss"), jsonFeed]
         let summary = pipeline.run(entries)
 
-        #expect(summary.feeds == 5)
-        #expect(summary.ok == 3)
+        #expect(summary.feeds == 6)
+        #expect(summary.ok == 4)
         #expect(summary.failed == 2)
-        #expect(summary.articles.new == 150)
+        #expect(summary.articles.new == 170)
         let events = recorder.events.withLock { $0 }
         #expect(recorder.overlaps.load(ordering: .relaxed) == 0)
-        guard case .runStarted(feeds: 5)? = events.first else { Issue.record("first event: \(String(describing: events.first))"); return }
+        guard case .runStarted(feeds: 6)? = events.first else { Issue.record("first event: \(String(describing: events.first))"); return }
         guard case .runFinished(let last)? = events.last else { Issue.record("last event: \(String(describing: events.last))"); return }
         #expect(last == summary)
         // Per feed: started, then its articles, then finished; nothing after finished.
@@ -92,12 +94,15 @@ struct IngestPipelineTests {
                 Issue.record("unexpected \(event)")
             }
         }
-        #expect(state.count == 5 && state.values.allSatisfy { $0 == 2 })
+        #expect(state.count == 6 && state.values.allSatisfy { $0 == 2 })
         #expect(articles[Self.entry("atp.rss").source] == 100)
         #expect(articles[Self.entry("kc0011.rss").source] == 20)
+        #expect(articles["jsonfeed"] == 20)
         #expect(formats[Self.entry("atp.rss").source]?.description == "RSS 2.0")
         #expect(formats[Self.entry("bio.rdf").source]?.description == "RSS 1.0")
-        #expect(formats["missing"] == nil && formats["json"] == nil, "no first element without a feed's root")
+        #expect(formats["jsonfeed"]?.description == "JSON Feed 1.1")
+        #expect(results["jsonfeed"]?.isFailure == false)
+        #expect(formats["missing"] == nil && formats["json"] == nil, "no first element without a feed's root (or version)")
         #expect(results["json"]?.isFailure == true)
         #expect(results["missing"]?.isFailure == true)
         // Failures carry the typed error of the layer that failed, for observers to match on.
@@ -107,17 +112,18 @@ struct IngestPipelineTests {
             Issue.record("the missing file should fail in Fetch: \(String(describing: results["missing"]))")
         }
         guard case .failed(.parse(let parse), _)? = results["json"] else {
-            Issue.record("a JSON body is not an XML feed, a parse failure: \(String(describing: results["json"]))"); return
+            Issue.record("JSON that is not a JSON Feed is a parse failure: \(String(describing: results["json"]))"); return
         }
-        #expect(parse.line >= 1, "the XML parser says where it stopped: \(parse)")
+        #expect(parse.kind == .notAFeed, "\(parse)")
+        #expect(parse.line >= 1, "the JSON parser says where it stopped: \(parse)")
 
         // The store recorded the failures and the successes, each on its own feed.
         let context = try store.makeContext()
-        #expect(try context.articleCount() == 150)
+        #expect(try context.articleCount() == 170)
         let statuses = try context.feedStatuses()
-        #expect(statuses.count == 5)
+        #expect(statuses.count == 6)
         #expect(statuses.filter { $0.outcome == .failed }.count == 2)
-        #expect(statuses.filter { $0.outcome == .updated }.count == 3)
+        #expect(statuses.filter { $0.outcome == .updated }.count == 4)
         #expect(statuses.first { $0.outcome == .failed }?.consecutiveFailures == 1)
         #expect(statuses.filter { $0.outcome == .updated }.allSatisfy { $0.validators.bodyHash != nil })
     }

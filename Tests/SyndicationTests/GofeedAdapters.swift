@@ -18,6 +18,9 @@ extension GofeedChecker {
             text(person, "name", at: path, ours?.name, missing: missing)
             text(person, "email", at: path, ours?.email, missing: missing)
             if includeURI { text(person, "uri", at: path, ours?.uri, missing: missing) }
+            // JSON Feed persons: `url` is our `uri`, `avatar` our `avatar`.
+            text(person, "url", at: path, ours?.uri, missing: missing)
+            text(person, "avatar", at: path, ours?.avatar, missing: missing)
         }
     }
 
@@ -160,6 +163,62 @@ enum GofeedUniversalAdapter {
                 c.cover("\(p).enclosure")
             } else if let single = item["enclosure"] as? [String: Any] {
                 c.enclosures([single], at: "\(p).enclosure", a?.enclosures)
+            }
+        }
+    }
+}
+
+/// gofeed's JSON Feed model `json.Feed` (parser/json cases): the JSON Feed fields themselves, under their own names.
+enum GofeedJSONFeedAdapter {
+    static func check(_ c: GofeedChecker) {
+        let e = c.expected
+        let m = c.metadata
+        if let version = e["version"] as? String {
+            let ours = m.format.map { $0.family == .json ? $0.version : $0.description }
+            c.version("version", expected: version, actual: ours)
+        }
+        c.text(e, "title", at: "", m.title)
+        c.text(e, "home_page_url", at: "", m.link)
+        c.text(e, "feed_url", at: "", m.selfLink)
+        c.text(e, "description", at: "", m.description?.value)
+        c.text(e, "next_url", at: "", m.nextURL)
+        c.text(e, "icon", at: "", m.image)
+        c.text(e, "favicon", at: "", m.icon)
+        c.text(e, "language", at: "", m.language)
+        c.text(e, "expired", at: "", m.expired.map { String($0) })
+        // 1.1 `authors` wins over 1.0 `author`: `author` is compared as authors[0] only when there is no list.
+        c.universalPeople(e, at: "", m.authors)
+
+        c.itemCount("items")
+        for (index, value) in (e["items"] as? [Any] ?? []).enumerated() {
+            guard let item = value as? [String: Any] else { continue }
+            let a = c.article(index)
+            let missing = a == nil
+            let p = "items[\(index)]"
+            if let id = GofeedJSON.scalar(item["id"]) { c.identifier("\(p).id", expected: id, a) }
+            c.text(item, "url", at: p, a?.link, missing: missing)
+            c.text(item, "external_url", at: p, a?.externalURL, missing: missing)
+            c.text(item, "title", at: p, a?.title, missing: missing)
+            // content_html is our content (html); content_text our contentText beside it, or the content alone.
+            c.text(item, "content_html", at: p, a?.content?.type == .html ? a?.content?.value : nil, missing: missing)
+            c.text(item, "content_text", at: p, a?.content?.type == .html ? a?.contentText : a?.content?.value, missing: missing)
+            c.text(item, "summary", at: p, a?.summary?.value, missing: missing)
+            c.text(item, "image", at: p, a?.image, missing: missing)
+            c.text(item, "banner_image", at: p, a?.bannerImage, missing: missing)
+            c.date(item, "date_published", at: p, a?.published, raw: a?.publishedRaw, missing: missing)
+            c.date(item, "date_modified", at: p, a?.updated, raw: a?.updatedRaw, missing: missing)
+            c.text(item, "language", at: p, a?.language, missing: missing)
+            c.universalPeople(item, at: p, a?.authors)
+            c.categories(item, "tags", at: p, valueKey: nil, a?.categories)
+            for (number, value) in (item["attachments"] as? [Any] ?? []).enumerated() {
+                guard let attachment = value as? [String: Any] else { continue }
+                let ours = a.flatMap { number < $0.enclosures.count ? $0.enclosures[number] : nil }
+                let path = "\(p).attachments[\(number)]"
+                c.text(attachment, "url", at: path, ours?.url, missing: missing)
+                c.text(attachment, "mime_type", at: path, ours?.type, missing: missing)
+                c.text(attachment, "title", at: path, ours?.title, missing: missing)
+                c.text(attachment, "size_in_bytes", at: path, ours?.length.map { String($0) }, missing: missing)
+                c.text(attachment, "duration_in_seconds", at: path, ours?.durationSeconds.map { String($0) }, missing: missing)
             }
         }
     }
@@ -377,6 +436,21 @@ enum GofeedExtras {
                 extra(entry, "categories", at: p, list(a.categories))
                 extra(entry, "publishedParsed", at: p, date(a.published))
                 extra(entry, "updatedParsed", at: p, date(a.updated))
+            }
+        case "json":
+            extra(e, "title", at: "", m.title)
+            extra(e, "home_page_url", at: "", m.link)
+            extra(e, "description", at: "", m.description?.value)
+            extra(e, "language", at: "", m.language)
+            for (index, value) in (e["items"] as? [Any] ?? []).enumerated() {
+                guard let item = value as? [String: Any], let a = c.article(index) else { continue }
+                let p = "items[\(index)]"
+                extra(item, "title", at: p, a.title)
+                extra(item, "url", at: p, a.link)
+                extra(item, "summary", at: p, a.summary?.value)
+                extra(item, "tags", at: p, list(a.categories))
+                extra(item, "date_published", at: p, date(a.published))
+                extra(item, "date_modified", at: p, date(a.updated))
             }
         default:
             extra(e, "title", at: "", m.title)

@@ -12,8 +12,9 @@ import Testing
 //   model, mapped by `GofeedUniversalAdapter`.
 // - `parser/rss`: gofeed's RSS model (`GofeedRSSAdapter`); `parser/atom`: its Atom model (`GofeedAtomAdapter`).
 // - `parser/universal`: format detection; `universal_expected.json` gives error or not, feedType and title.
-// - Not run: `parser/json`, `translator/json` and the JSON Feed inputs of `parser/universal` (we parse XML
-//   feeds only).
+// - `translator/json`: the universal model again (`GofeedUniversalAdapter`); `parser/json`: gofeed's JSON Feed model
+//   (`GofeedJSONFeedAdapter`). Their inputs are `NAME.json` beside `NAME_expected.json`. The JSON Feed inputs of
+//   `parser/universal` are detection cases like the XML ones.
 //
 // Every leaf of every expected JSON is accounted for: compared, a declared duplicate of a compared field
 // (gofeed's raw date next to the parsed one, `author` next to `authors`), or listed in
@@ -98,6 +99,8 @@ enum GofeedExclusions {
         ("atom", "entries[].source.**", "An entry's source feed is not modelled (the parser skips it)."),
         ("atom", "entries[].content.src", "Out-of-line content is not modelled as such (the parser uses src as a link fallback)."),
         ("atom", "entries[].extensions.**", "gofeed's generic tree of extension elements; not a model of ours."),
+        // JSON Feed model
+        ("json", "user_comment", "Not modelled: JSON Feed's comment for people reading the feed's source."),
     ]
 
     /// Cases (or single fields of a case) whose expected value is gofeed's own policy rather than what the
@@ -147,6 +150,9 @@ enum GofeedExclusions {
          "xml:base=\"img\" on http://example.org is http://example.org/img, against which icon.png is http://example.org/icon.png (RFC 3986 5.2.3 drops the last segment); gofeed treats the base as a directory."),
         ("parser/atom/entry_id_xml_base.xml", "entries[0].id",
          "An atom:id is an identifier, not a link: we keep it verbatim so the article key does not depend on xml:base; gofeed resolves it."),
+        // A feed date made up from the items: JSON Feed has no feed-level date.
+        ("translator/json/json10_full.json", "updatedParsed", jsonFeedDate),
+        ("translator/json/json11_full.json", "updatedParsed", jsonFeedDate),
         // Invalid Atom html content.
         ("parser/atom/atom10_feed_entry_content_html_div_escaped_markup.xml", "entries[0].content.value",
          "type=\"html\" content must be escaped text; for this naked xhtml <div> holding escaped markup gofeed drops the div and unescapes the rest, we keep the markup as written."),
@@ -158,6 +164,7 @@ enum GofeedExclusions {
     static let atomCategoryLabel = "Our categories keep the Atom term (the identifier, RFC 4287 4.2.2.1) and use the label only when there is no term; gofeed's universal model prefers the label."
     static let generatorText = "Our generator is the element's text, the generator's name (RFC 4287 4.2.4); gofeed's universal model appends the version and the uri."
     static let feedKeywords = "gofeed folds channel itunes:keywords into the feed's categories; FeedMetadata has no keywords (article keywords are compared as categories)."
+    static let jsonFeedDate = "JSON Feed has no feed-level date; gofeed's universal model takes the newest item's date_modified as the feed's updated. FeedMetadata.updated stays empty rather than invent one (the items' dates are compared)."
     static let dcDateBoth = "gofeed copies dc:date into both published and updated; we read dc:date as the publication date only (Model.swift) and do not invent an update date."
 
     static func reason(model: String, pattern: String) -> String? {
@@ -188,6 +195,7 @@ struct GofeedConformanceTests {
         ("translator/rss", "universal"), ("translator/atom", "universal"),
         ("extensions/dublincore", "universal"), ("extensions/itunes", "universal"), ("extensions/media", "universal"),
         ("parser/rss", "rss"), ("parser/atom", "atom"),
+        ("translator/json", "universal"), ("parser/json", "json"),
     ]
 
     @Test("field comparisons against gofeed's expected output match at least 90%")
@@ -203,11 +211,13 @@ struct GofeedConformanceTests {
         var extras: [String] = []
 
         for (directory, model) in Self.directories {
+            // XML inputs have their expected output in NAME.json; JSON Feed inputs in NAME_expected.json.
             let names = try FileManager.default.contentsOfDirectory(atPath: "\(testdata)/\(directory)")
-                .filter { $0.hasSuffix(".xml") }.sorted()
+                .filter { $0.hasSuffix(".xml") || (directory.hasSuffix("/json") && $0.hasSuffix(".json") && !$0.hasSuffix("_expected.json")) }
+                .sorted()
             for name in names {
                 let xml = "\(testdata)/\(directory)/\(name)"
-                let json = String(xml.dropLast(4)) + ".json"
+                let json = name.hasSuffix(".xml") ? String(xml.dropLast(4)) + ".json" : String(xml.dropLast(5)) + "_expected.json"
                 guard let data = FileManager.default.contents(atPath: json),
                       let expected = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
                 caseCount += 1
@@ -216,6 +226,7 @@ struct GofeedConformanceTests {
                 switch model {
                 case "rss": GofeedRSSAdapter.check(checker)
                 case "atom": GofeedAtomAdapter.check(checker)
+                case "json": GofeedJSONFeedAdapter.check(checker)
                 default: GofeedUniversalAdapter.check(checker)
                 }
                 comparisons += checker.comparisons
@@ -315,7 +326,7 @@ struct GofeedConformanceTests {
         var comparisons: [GofeedComparison] = []
         var cases = 0
         for case let entry as [String: Any] in table["cases"] as? [Any] ?? [] {
-            guard let path = entry["file"] as? String, path.hasSuffix(".xml") else { continue }  // JSON Feed: not ours
+            guard let path = entry["file"] as? String else { continue }
             let file = String(path.dropFirst("testdata/".count))
             let checker = GofeedChecker(file: file, expected: entry, parsed: GofeedParsed(path: "\(corpus)/\(path)"))
             cases += 1

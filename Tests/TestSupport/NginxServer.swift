@@ -20,14 +20,19 @@ public final class NginxServer: Sendable {
         public var gzipStatic: Bool
         /// At most this many bytes a second per connection (`limit_rate`).
         public var limitRate: Int?
+        /// Serve every file here with this `Content-Type` (such as `application/feed+json`), whatever its name; `nil`:
+        /// by the file name's extension.
+        public var contentType: String?
 
         /// A location at `path`; see the properties for the rest.
-        public init(_ path: String, alias: String? = nil, gzip: Bool? = nil, gzipStatic: Bool = false, limitRate: Int? = nil) {
+        public init(_ path: String, alias: String? = nil, gzip: Bool? = nil, gzipStatic: Bool = false, limitRate: Int? = nil,
+                    contentType: String? = nil) {
             self.path = path
             self.alias = alias
             self.gzip = gzip
             self.gzipStatic = gzipStatic
             self.limitRate = limitRate
+            self.contentType = contentType
         }
     }
 
@@ -210,6 +215,7 @@ public final class NginxServer: Sendable {
             if let gzip = location.gzip { directives.append("gzip \(gzip ? "on" : "off");") }
             if location.gzipStatic { directives.append("gzip_static on;") }
             if let rate = location.limitRate { directives.append("limit_rate \(rate);") }
+            if let type = location.contentType { directives.append("types { } default_type \(type);") }
             locations += "        location \(location.path) { \(directives.joined(separator: " ")) }\n"
         }
         return """
@@ -242,7 +248,7 @@ public final class NginxServer: Sendable {
             gzip \(configuration.gzip ? "on" : "off");
             gzip_comp_level 5;
             gzip_min_length 256;
-            gzip_types application/rss+xml application/atom+xml application/xml text/xml application/json;
+            gzip_types application/rss+xml application/atom+xml application/xml text/xml application/json application/feed+json;
             gzip_vary on;
             server {
                 listen 127.0.0.1:\(port);

@@ -89,7 +89,8 @@ struct IngestRunTests {
         let notFound = nginx.url("/missing.xml").absoluteString
         let serverError = faults.url("/status?code=500").absoluteString
         let truncated = faults.url("/long-length").absoluteString
-        let notAFeed = nginx.url("/3960.json").absoluteString
+        // JSON that is not a JSON Feed (scripting.com's RSS-in-JSON); 3960.json, which stood here, is a JSON Feed now.
+        let notAFeed = nginx.url("/ScriptingNews.json").absoluteString
         let limited = faults.url("/status?code=429&retry=3600").absoluteString
         let list = directory.appendingPathComponent("feeds.txt")
         try Data("""
@@ -130,14 +131,16 @@ struct IngestRunTests {
         })
         #expect(results[notFound]?["result"] as? String == "failed")
         #expect((results[notFound]?["reason"] as? String)?.contains("404") == true)
-        #expect((results[notAFeed]?["reason"] as? String)?.contains("line 1, column 0: not well-formed") == true, "\(String(describing: results[notAFeed]))")
+        #expect((results[notAFeed]?["reason"] as? String)?.contains("line 945, column 1: not a feed: a JSON object without a JSON Feed version") == true,
+                "\(String(describing: results[notAFeed]))")
         // The report types each failure by the layer that failed, for scripts to match on.
         func error(_ source: String) -> [String: Any] { results[source]?["error"] as? [String: Any] ?? [:] }
         #expect(error(notFound)["kind"] as? String == "fetch" && error(notFound)["code"] as? String == "http-status"
                 && error(notFound)["status"] as? Int == 404, "\(error(notFound))")
         #expect(error(serverError)["kind"] as? String == "fetch" && error(serverError)["status"] as? Int == 500, "\(error(serverError))")
         #expect(error(truncated)["kind"] as? String == "fetch" && error(truncated)["code"] as? String == "truncated", "\(error(truncated))")
-        #expect(error(notAFeed)["kind"] as? String == "parse" && error(notAFeed)["line"] as? Int == 1, "\(error(notAFeed))")
+        #expect(error(notAFeed)["kind"] as? String == "parse" && error(notAFeed)["code"] as? String == "not-a-feed"
+                && error(notAFeed)["line"] as? Int == 945, "\(error(notAFeed))")
         #expect(results[limited]?["result"] as? String == "rate-limited")
         #expect(results[limited]?["nextFetch"] != nil)
         #expect(results[nginx.url("/atp.rss").absoluteString]?["result"] as? String == "ok")

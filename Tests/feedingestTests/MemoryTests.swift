@@ -29,4 +29,27 @@ struct ParseMemoryTests {
         #expect(written > 200_000_000)
         #expect(peakMiB > 0 && peakMiB < 32, "peak RSS \(peakMiB) MiB")
     }
+
+    /// The same for a JSON Feed of over 200 MB: the JSON path streams too.
+    @Test func streamingA200MBJSONFeedToNDJSONStaysUnder32MiB() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Paths.script("peak_rss.py").path, CommandRunner.binary.path, "parse", "-"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let items = 170_000  // about 1.2 KB each
+        let written = try FeedFixture.streamJSONFeed(items: items, to: input.fileHandleForWriting)
+        try input.fileHandleForWriting.close()
+        let result = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let report = try #require(try JSONSerialization.jsonObject(with: result) as? [String: Any], "no report from peak_rss.py")
+        let peakMiB = Double(report["maxrss_kib"] as? Int ?? 0) / 1024
+        print(String(format: "feedingest parse: %.1f MB of JSON Feed (%d items) to NDJSON on /dev/null: peak RSS %.1f MiB", Double(written) / 1e6, items, peakMiB))
+        #expect(report["status"] as? Int == 0)
+        #expect(written > 200_000_000)
+        #expect(peakMiB > 0 && peakMiB < 32, "peak RSS \(peakMiB) MiB")
+    }
 }
