@@ -23,8 +23,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
 
-        .target(name: "ExpatXML", dependencies: ["CExpat"]),
+        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
@@ -55,7 +56,7 @@ let package = Package(
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CUchardet"]),
     ],
     swiftLanguageModes: [.v6]
 )

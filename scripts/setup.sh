@@ -21,6 +21,7 @@ declare -A libs=(
   [sqlite3]=libsqlite3-dev
   [libxxhash]=libxxhash-dev  # the store's XXH64 content and key hashes
   [libcrypto]=libssl-dev     # SHA-256 of bodies (OpenSSL's libcrypto, which libcurl links already)
+  [uchardet]=libuchardet-dev # the encoding of feeds that declare none and are not UTF-8
   [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
 )
 for module in "${!libs[@]}"; do

@@ -35,6 +35,11 @@ public final class XMLPushParser {
     /// The leading white space removed: bytes, newlines, and columns on its last line.
     private var stripped: (bytes: Int64, newlines: Int, lastLineColumns: Int) = (0, 0, 0)
     private var leadingWhitespaceRepairs = 0
+    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``):
+    /// the bytes held back from its first byte above 0x7F. `nil` once decided, or when not detecting.
+    private var undetected: [UInt8]?
+    /// The first byte above 0x7F was not UTF-8: the held bytes wait for libuchardet.
+    private var collectingForDetection = false
 
     private enum Phase {
         case sniffing, parsing, finished
@@ -234,6 +239,7 @@ public final class XMLPushParser {
                     state.pointee.repairFilter = filter
                 }
             }
+            if configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted { undetected = [] }
             phase = .parsing
             handler.startDocument()
             if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
@@ -248,6 +254,131 @@ public final class XMLPushParser {
     }
 
     private func feed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if undetected != nil {
+            try detectThenFeed(bytes, isFinal: isFinal)
+        } else {
+            try decodeAndFeed(bytes, isFinal: isFinal)
+        }
+    }
+
+    // MARK: Undeclared encodings
+
+    /// An undeclared document's bytes while its encoding is open: ASCII goes on as UTF-8; the first byte above 0x7F
+    /// decides (see ``ExpatXMLConfiguration/detectsUndeclaredEncoding``). Bytes held back from earlier chunks are joined
+    /// to these first, so the outcome never depends on the split.
+    private func detectThenFeed(_ input: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        guard let held = undetected, !held.isEmpty else { return try scanForDetection(input, isFinal: isFinal) }
+        var joined = held
+        joined.append(contentsOf: input)
+        undetected = []
+        var failure: ExpatXMLError?
+        joined.withUnsafeBytes { bytes in
+            do throws(ExpatXMLError) { try scanForDetection(bytes, isFinal: isFinal) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    private func scanForDetection(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if collectingForDetection {
+            // `bytes` start at the first byte that is not UTF-8.
+            let sampleLength = max(1, configuration.encodingDetectionBytes)
+            guard bytes.count >= sampleLength || isFinal else {
+                undetected = Array(bytes)
+                return
+            }
+            try switchToDetectedEncoding(sample: UnsafeRawBufferPointer(rebasing: bytes.prefix(sampleLength)))
+            return try decodeAndFeed(bytes, isFinal: isFinal)
+        }
+        guard let first = Self.firstNonASCII(in: bytes) else { return try decodeAndFeed(bytes, isFinal: isFinal) }
+        if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: bytes[..<first]), isFinal: false) }
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[first...])
+        switch Self.startsWithUTF8(rest) {
+        case true?:
+            undetected = nil  // UTF-8 after all: decided
+            try decodeAndFeed(rest, isFinal: isFinal)
+        case nil where !isFinal:
+            undetected = Array(rest)  // a sequence cut by the chunk's end: wait for the rest
+        default:
+            collectingForDetection = true
+            try scanForDetection(rest, isFinal: isFinal)
+        }
+    }
+
+    /// Asks libuchardet what `sample` is and decodes the rest of the document from it with iconv.
+    private func switchToDetectedEncoding(sample: UnsafeRawBufferPointer) throws(ExpatXMLError) {
+        undetected = nil
+        collectingForDetection = false
+        let answer: String?
+        do {
+            answer = try Uchardet.detect(sample)
+        } catch {
+            let failure = self.error(error.code, error.message)
+            phase = .failed(failure)
+            throw failure
+        }
+        // uchardet may answer UTF-8 or ASCII for bytes that are neither, or nothing: then windows-1252, the last resort.
+        var source = DocumentEncoding.Source.detected
+        var resolved = answer.flatMap(EncodingLabel.resolve)
+        var iconvName: String?
+        switch resolved?.decoder {
+        case .singleByte(let name)?, .transcoded(let name)?: iconvName = name
+        case .native?, nil: iconvName = nil
+        }
+        if iconvName == nil || answer?.uppercased() == "ASCII" {
+            source = .fallback
+            resolved = EncodingLabel.resolve("windows-1252")
+            iconvName = "CP1252"
+        }
+        guard let resolved, let iconvName, let transcoder = IconvTranscoder(from: iconvName) else {
+            let failure = error(.unsupportedEncoding, "unsupported encoding '\(answer ?? "windows-1252")' (named by libuchardet)")
+            phase = .failed(failure)
+            throw failure
+        }
+        self.transcoder = transcoder
+        encoding = DocumentEncoding(name: resolved.canonicalName, label: answer, source: source)
+    }
+
+    /// The index of the first byte above 0x7F, eight bytes at a time.
+    private static func firstNonASCII(in bytes: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Whether the bytes start with a well-formed UTF-8 sequence (RFC 3629, table 3-7 of Unicode); `nil` when the
+    /// bytes end before it could tell.
+    private static func startsWithUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+        let lead = bytes[0]
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF
+        let length: Int
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: return false
+        }
+        for offset in 1..<length {
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return false }
+        }
+        return true
+    }
+
+    // MARK: Decoding
+
+    private func decodeAndFeed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if let transcoder {
             try transcoder.convert(bytes, isFinal: isFinal) { (utf8) throws(ExpatXMLError) in try repairAndFeed(utf8, isFinal: false) }
             if isFinal { try repairAndFeed(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true) }
@@ -404,6 +535,14 @@ public final class XMLPushParser {
             guard state.pointee.pendingError == nil else { return }
             ParserState.flushText(state)
             state.pointee.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!))
+        })
+        // expat.h: XML_SetStartDoctypeDeclHandler; the identifiers are NULL when absent.
+        XML_SetStartDoctypeDeclHandler(expat, { userData, name, systemID, publicID, _ in
+            let state = userData!.assumingMemoryBound(to: ParserState.self)
+            guard state.pointee.pendingError == nil else { return }
+            ParserState.flushText(state)
+            state.pointee.handler.startDoctype(name: XMLBytes(cString: name), systemID: XMLBytes(cString: systemID),
+                                               publicID: XMLBytes(cString: publicID))
         })
         if configuration.cdataHandling == .separate {
             XML_SetCdataSectionHandler(expat, { userData in

@@ -6,10 +6,12 @@ import Foundation
 /// How a ``FeedParser`` reads a feed.
 public struct FeedParserConfiguration: Sendable, Hashable {
     /// The XML parser's configuration. By default it repairs malformed input (bare `&`, HTML entities,
-    /// invalid UTF-8, …) instead of failing, and processes namespaces; its limits apply.
+    /// invalid UTF-8, …) instead of failing, names the encoding of a document that declares none and is not UTF-8
+    /// with libuchardet, and processes namespaces; its limits apply.
     public var xml: ExpatXMLConfiguration = {
         var xml = ExpatXMLConfiguration()
         xml.repairsMalformedInput = true
+        xml.detectsUndeclaredEncoding = true
         return xml
     }()
 
@@ -31,7 +33,7 @@ public struct FeedError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The XML parser stopped, with its code (malformed, truncated, a limit, an encoding).
         case xml(ExpatXMLError.Code)
-        /// The document is XML but its root element is not RSS or Atom.
+        /// The document is XML but its root element is not RSS, Atom or CDF.
         case notAFeed
     }
 

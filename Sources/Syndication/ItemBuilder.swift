@@ -1,10 +1,15 @@
 // What an item (and an Atom person) said, element by element, while it is open: the raw candidates
 // that FieldPrecedence.swift turns into an `Article` when the item closes.
 
-/// An Atom person, or an item's author being collected.
+/// A person being collected from its children: an Atom author or contributor, an `itunes:owner`.
 struct PersonBuilder {
+    /// Where the person goes when its element closes.
+    enum Target {
+        case itemAuthor, itemContributor, feedAuthor, feedContributor, feedPublisher
+    }
+
     var person = Person()
-    let forItem: Bool
+    let target: Target
 }
 
 /// Everything an item's elements said, before precedence decides the article's fields.
@@ -12,12 +17,13 @@ struct ItemBuilder {
     let language: String?
     var rdfAbout: String?
     var title: String?, dcTitle: String?, itunesTitle: String?, mediaTitle: String?
-    var rssLink: String?, atomLink: String?, atomLinkIsHTML = false, guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
+    var rssLink: String?, rssLinkHref: String?, atomLink: String?, atomLinkIsHTML = false
+    var guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
     var pubDate: String?, published: String?, issued: String?, dcDate: String?, termsIssued: String?, termsCreated: String?
     var updated: String?, modified: String?, termsModified: String?
     var description: TextContent?, summary: TextContent?, dcDescription: String?, itunesSummary: String?
     var itunesSubtitle: String?, mediaDescription: TextContent?
-    var contentEncoded: String?, content: TextContent?
+    var contentEncoded: String?, content: TextContent?, body: String?, fullitem: String?
     var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = [], itunesAuthor: String?
     var categories: [String] = []
     var enclosures: [Enclosure] = []
@@ -25,6 +31,13 @@ struct ItemBuilder {
     var comments: String?, commentsFeed: String?, commentCount: Int?
     var podcast = PodcastDetails()
     var base: String?
+    // Issue 16: every Atom link, categories with schemes, out-of-line content, licence, rights, contributors.
+    var links: [Link] = []
+    var categoryDetails: [Category] = []
+    var contentSource: Link?
+    var license: String?
+    var rights: String?, dcRights: String?
+    var contributors: [Person] = []
 
     init(language: String?, base: String?) {
         self.language = language

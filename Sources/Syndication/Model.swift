@@ -8,23 +8,44 @@ public struct FeedFormat: Sendable, Hashable, CustomStringConvertible {
     public enum Family: String, Sendable, Hashable {
         /// RSS 0.90–0.94, 1.0 (RDF) and 2.0.
         case rss
-        /// Atom 0.3 and 1.0.
+        /// Atom 0.1–0.3 (and the drafts before 1.0) and 1.0.
         case atom
+        /// Microsoft's Channel Definition Format (1997), RSS's predecessor: a `CHANNEL` root with `ITEM`s.
+        case cdf
     }
 
     /// RSS or Atom.
     public var family: Family
-    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.3` or `1.0` for Atom.
+    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.1`, `0.2`, `0.3` or `1.0` for
+    /// Atom; empty for CDF, which has no versions.
     public var version: String
+    /// How an RSS 0.91 document was written: ``Dialect/netscape`` when it names Netscape's DTD, ``Dialect/userland``
+    /// otherwise; `nil` for every other version and format.
+    public var dialect: Dialect?
 
-    /// Creates a value.
-    public init(family: Family, version: String) {
-        self.family = family
-        self.version = version
+    /// The two RSS 0.91s.
+    public enum Dialect: String, Sendable, Hashable {
+        /// Netscape's RSS 0.91, identified by its `DOCTYPE` (`-//Netscape Communications//DTD RSS 0.91//EN`).
+        case netscape
+        /// UserLand's RSS 0.91, without Netscape's DTD.
+        case userland
     }
 
-    /// `RSS 2.0`, `Atom 1.0`, …
-    public var description: String { "\(family == .rss ? "RSS" : "Atom") \(version)" }
+    /// Creates a value.
+    public init(family: Family, version: String, dialect: Dialect? = nil) {
+        self.family = family
+        self.version = version
+        self.dialect = dialect
+    }
+
+    /// `RSS 2.0`, `Atom 1.0`, `CDF`, …
+    public var description: String {
+        switch family {
+        case .rss: return "RSS \(version)"
+        case .atom: return "Atom \(version)"
+        case .cdf: return "CDF"
+        }
+    }
 }
 
 /// A person: an author or contributor.
@@ -169,9 +190,10 @@ public struct Article: Sendable, Hashable {
     /// A summary: RSS `description`, Atom `summary`, `dc:description`, `itunes:summary`, `itunes:subtitle`,
     /// `media:description`.
     public var summary: TextContent?
-    /// The full content: `content:encoded`, then Atom `content`.
+    /// The full content: `content:encoded`, then Atom `content`, then an XHTML `body` (or `xhtml:body`), then `fullitem`.
     public var content: TextContent?
-    /// Categories, in order, without duplicates: RSS `category`, Atom `category` (term), `dc:subject`.
+    /// Categories, in order, without duplicates: RSS `category`, Atom `category` (term, else label), `dc:subject`,
+    /// `itunes:category`, `media:category`, `media:keywords`, `itunes:keywords`. ``categoryDetails`` has their schemes.
     public var categories: [String] = []
     /// Attached files: RSS `enclosure`, Atom `link rel="enclosure"`, `media:content` with a URL.
     public var enclosures: [Enclosure] = []
@@ -183,12 +205,32 @@ public struct Article: Sendable, Hashable {
     public var commentsFeed: String?
     /// The number of comments: `slash:comments`, `thr:total`.
     public var commentCount: Int?
-    /// The language: inherited `xml:lang`, then the feed's language.
+    /// The language as a BCP 47 tag (`en_US` is `en-US`): inherited `xml:lang`, then the feed's language.
     public var language: String?
     /// Podcast details, when the item has any.
     public var podcast: PodcastDetails?
     /// The feed's URL or path, as the caller gave it.
     public var feed: String
+
+    // MARK: Links, category details, rights and contributors (issue 16)
+
+    /// Every Atom `link` of the entry (also `atom:link` inside an RSS item), in order, with all its attributes: rel
+    /// (`alternate` when absent), type, title, hreflang and length. A `link` that gives its URL as text instead of
+    /// `href` counts too. RSS `link` elements are not repeated here: they are ``link``.
+    public var links: [Link] = []
+    /// Every category with its scheme and label, in order, without duplicates: RSS `category` (`domain` is the
+    /// scheme), Atom `category` (term, scheme, label), `dc:subject`, `itunes:category` (with its parent when
+    /// nested), `media:category` (scheme and label), `media:keywords` and `itunes:keywords` (one per keyword).
+    /// ``categories`` lists the same categories' terms.
+    public var categoryDetails: [Category] = []
+    /// Out-of-line content: an Atom `content` with a `src` attribute, its URL and media type (``content`` is then empty).
+    public var contentSource: Link?
+    /// The licence's URL: Atom `link rel="license"`, `creativeCommons:license`, `cc:license`.
+    public var license: String?
+    /// Rights: Atom `rights` (0.3: `copyright`), `dc:rights`.
+    public var rights: String?
+    /// Contributors: Atom `contributor`, `dc:contributor`.
+    public var contributors: [Person] = []
 
     /// Creates an article with an identifier; every other field starts empty.
     public init(id: String, idSource: IDSource, feed: String) {
@@ -204,42 +246,84 @@ public struct FeedMetadata: Sendable, Hashable {
     public var format: FeedFormat?
     /// The feed's title.
     public var title: String?
-    /// The home page: RSS `link`, Atom `link rel="alternate"`.
+    /// The home page: RSS `link`, Atom `link rel="alternate"`, CDF `CHANNEL HREF`.
     public var link: String?
     /// The feed's own URL: Atom `link rel="self"` (also in RSS as `atom:link`).
     public var selfLink: String?
     /// WebSub hubs: `link rel="hub"`.
     public var hubs: [String] = []
-    /// RSS `description`, Atom `subtitle` (0.3: `tagline`), `itunes:summary`.
+    /// What the feed is about (feedparser's subtitle): RSS `description`, Atom `subtitle` (0.3: `tagline`),
+    /// `dc:description`, `itunes:subtitle`, `itunes:summary`, CDF `ABSTRACT`.
     public var description: TextContent?
-    /// RSS `language`, `dc:language`, the root's `xml:lang`.
+    /// The language as a BCP 47 tag (`en_US` is `en-US`): RSS `language`, `dc:language`, the root's `xml:lang`.
     public var language: String?
-    /// RSS `lastBuildDate`, then `pubDate`, Atom `updated` (0.3: `modified`), `dc:date`.
+    /// RSS `lastBuildDate`, Atom `updated` (0.3: `modified`), `dcterms:modified`, then `pubDate`, `dc:date`, CDF `LASTMOD`.
     public var updated: Date?
     /// The raw update date when it could not be parsed.
     public var updatedRaw: String?
-    /// RSS `image/url`, Atom `logo`, `itunes:image`.
+    /// The feed image's URL: RSS `image/url`, Atom `logo`, `itunes:image`.
     public var image: String?
     /// Atom `icon`.
     public var icon: String?
     /// `generator` (Atom: its text).
     public var generator: String?
-    /// RSS `copyright`, Atom `rights` (0.3: `copyright`), `dc:rights`.
+    /// RSS `copyright`, Atom `rights` (0.3: `copyright`), `dc:rights`, `dcterms:rights`.
     public var rights: String?
-    /// Authors: Atom `author`, RSS `managingEditor`, `dc:creator`, `itunes:author`.
+    /// Authors: Atom `author`, RSS `managingEditor`, `dc:creator`/`dc:author`, `itunes:author`, each parsed into
+    /// name and email.
     public var authors: [Person] = []
-    /// Categories: RSS `category`, Atom `category`, `itunes:category`.
+    /// Categories: RSS `category`, Atom `category`, `dc:subject`, `itunes:category`, `media:category`,
+    /// `itunes:keywords`, `media:keywords`. ``categoryDetails`` has their schemes and labels.
     public var categories: [String] = []
-    /// RSS `ttl`, in minutes.
+    /// RSS `ttl`: how many minutes the feed may be cached before it is fetched again.
     public var ttl: Int?
-    /// `sy:updatePeriod`: hourly, daily, weekly, monthly or yearly.
-    public var updatePeriod: String?
-    /// `sy:updateFrequency`: how many times per period.
+    /// `sy:updatePeriod`: the period ``updateFrequency`` counts updates in.
+    public var updatePeriod: UpdatePeriod?
+    /// `sy:updateFrequency`: how many times per ``updatePeriod`` the feed is updated (at least 1).
     public var updateFrequency: Int?
     /// RSS `skipHours` (0–23).
     public var skipHours: [Int] = []
     /// RSS `skipDays` (Monday…Sunday).
     public var skipDays: [String] = []
+
+    // MARK: Identity, dates, people, image, generator, links and update hints (issue 16)
+
+    /// The feed's identifier: Atom `id`, kept as written.
+    public var id: String?
+    /// First publication: RSS `pubDate`, `dcterms:issued`, `dcterms:created`.
+    public var published: Date?
+    /// The raw publication date when it could not be parsed.
+    public var publishedRaw: String?
+    /// The RSS `image` element (RSS 1.0: the channel's `image`) with its title, link, size and description.
+    public var imageDetails: FeedImage?
+    /// The publisher or technical contact: RSS `webMaster`, `dc:publisher`, `itunes:owner` (name and email).
+    public var publisher: Person?
+    /// Contributors: Atom `contributor`, `dc:contributor`.
+    public var contributors: [Person] = []
+    /// The generator with its URL and version: Atom `generator` (`uri`; 0.3: `url`; `version`), RSS `generator`,
+    /// `admin:generatorAgent`.
+    public var generatorDetails: Generator?
+    /// The licence's URL: Atom `link rel="license"`, `creativeCommons:license`, `cc:license`.
+    public var license: String?
+    /// Every Atom `link` of the feed (also `atom:link` in an RSS channel), in order, with all its attributes.
+    public var links: [Link] = []
+    /// The feed's categories with schemes, labels and parents, in order, without duplicates (see ``categories``).
+    public var categoryDetails: [Category] = []
+    /// `sy:updateBase`: the moment the ``updatePeriod`` schedule counts from.
+    public var updateBase: Date?
+
+    /// How long the feed asks to be left alone between fetches, from its hints: the longer of RSS ``ttl`` and
+    /// ``updatePeriod`` divided by ``updateFrequency``; `nil` when it gives neither.
+    public var refreshInterval: TimeInterval? {
+        let fromTTL = ttl.flatMap { $0 > 0 ? TimeInterval($0) * 60 : nil }
+        let fromSyndication = updatePeriod.map { $0.seconds / TimeInterval(max(1, updateFrequency ?? 1)) }
+        switch (fromTTL, fromSyndication) {
+        case let (ttl?, syndication?): return max(ttl, syndication)
+        case let (ttl?, nil): return ttl
+        case let (nil, syndication?): return syndication
+        case (nil, nil): return nil
+        }
+    }
 
     /// Creates an empty value.
     public init() {}

@@ -274,7 +274,7 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         if let format = feed.format {
             json.key("format")
             json.beginObject()
-            json.field("family", format.family == .rss ? "rss" : "atom")
+            json.field("family", format.family.rawValue)
             json.field("version", format.version)
             json.endObject()
         }

@@ -127,7 +127,7 @@ enum GofeedUniversalAdapter {
             c.date(e, "publishedParsed", at: "", m.updated, raw: m.updatedRaw)
         }
         c.universalPeople(e, at: "", m.authors)
-        c.text(e, "language", at: "", m.language)
+        c.language(e, "language", at: "", m.language)
         c.text(e, "copyright", at: "", m.rights)
         c.text(e, "generator", at: "", m.generator)
         // gofeed's feed image is RSS image/url or Atom logo, falling back to the Atom icon; we keep the icon
@@ -177,7 +177,7 @@ enum GofeedRSSAdapter {
         c.text(e, "title", at: "", m.title)
         c.text(e, "link", at: "", m.link)
         c.text(e, "description", at: "", m.description?.value)
-        c.text(e, "language", at: "", m.language)
+        c.language(e, "language", at: "", m.language)
         c.text(e, "copyright", at: "", m.rights)
         c.text(e, "generator", at: "", m.generator)
         c.text(e, "ttl", at: "", m.ttl.map { String($0) })
@@ -242,7 +242,7 @@ enum GofeedAtomAdapter {
         c.text(e, "logo", at: "", m.image)
         c.people(e, "authors", at: "", m.authors)
         c.categories(e, "categories", at: "", valueKey: "term", m.categories)
-        c.text(e, "language", at: "", m.language)
+        c.language(e, "language", at: "", m.language)
 
         c.itemCount("entries")
         for (index, value) in (e["entries"] as? [Any] ?? []).enumerated() {
