@@ -112,7 +112,7 @@ struct EncodingLabel: Equatable {
             "Shift_JIS", .transcoded(iconvName: "CP932"))
         add(["euc-jp", "eucjp", "x-euc-jp", "cseucpkdfmtjapanese"], "EUC-JP", .transcoded(iconvName: "EUC-JP"))
         add(["iso-2022-jp", "csiso2022jp"], "ISO-2022-JP", .transcoded(iconvName: "ISO-2022-JP"))
-        add(["euc-kr", "euckr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949", "cp949",
+        add(["euc-kr", "euckr", "uhc", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949", "cp949",
              "korean", "csksc56011987", "iso-ir-149", "cseuckr"],
             "EUC-KR", .transcoded(iconvName: "CP949"))
         add(["gbk", "gb2312", "gb_2312", "gb_2312-80", "x-gbk", "cp936", "ms936", "windows-936", "chinese",
@@ -145,15 +145,16 @@ enum EncodingSniffer {
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF {
             return .decided(DocumentEncoding(name: "UTF-8", label: nil, source: .byteOrderMark), .native(expatName: "UTF-8"))
         }
-        // UTF-32 and UCS-4 (XML 1.0, Appendix F): four bytes tell, a byte-order mark or the first `<`. FF FE 00 00 is
-        // UTF-32LE's mark, not UTF-16LE's followed by U+0000, which XML forbids.
+        // UTF-32 and UCS-4 (XML 1.0, Appendix F): four bytes tell, a byte-order mark or the first `<` (or, as for UTF-16
+        // below, white space before the root). FF FE 00 00 is UTF-32LE's mark, not UTF-16LE's followed by U+0000,
+        // which XML forbids.
         if b.count < 4 && !isComplete { return .needMoreBytes }
         if b.count >= 4 {
             let first4 = UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
             switch first4 {
-            case 0x0000_FEFF, 0x0000_003C:
+            case 0x0000_FEFF, 0x0000_003C, 0x0000_0020, 0x0000_0009, 0x0000_000A, 0x0000_000D:
                 return .decided(DocumentEncoding(name: "UTF-32BE", label: nil, source: .byteOrderMark), .transcoded(iconvName: "UTF-32BE"))
-            case 0xFFFE_0000, 0x3C00_0000:
+            case 0xFFFE_0000, 0x3C00_0000, 0x2000_0000, 0x0900_0000, 0x0A00_0000, 0x0D00_0000:
                 return .decided(DocumentEncoding(name: "UTF-32LE", label: nil, source: .byteOrderMark), .transcoded(iconvName: "UTF-32LE"))
             case 0x0000_FFFE, 0xFEFF_0000, 0x0000_3C00, 0x003C_0000:
                 // UCS-4 in the unusual octet orders 2143 and 3412, which iconv cannot decode.

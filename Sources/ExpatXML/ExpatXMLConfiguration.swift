@@ -60,10 +60,12 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// Name the encoding of a document that declares none (no byte-order mark, hint or `encoding`) and is not UTF-8,
     /// with libuchardet, instead of reading it as UTF-8. Default `false`: such a document is not well-formed XML.
     ///
-    /// The document is read as UTF-8 until its first byte above 0x7F. If that byte starts a valid UTF-8 sequence,
-    /// the document stays UTF-8 (later invalid bytes are repaired or fail as usual). If not, libuchardet looks at the
-    /// ``encodingDetectionBytes`` bytes from there, and iconv decodes the rest of the document from the encoding it
-    /// names (windows-1252 when it names none); everything before was ASCII, which those encodings share.
+    /// The document is read as UTF-8 until its first byte above 0x7F; from there the parser holds the bytes back until
+    /// they decide. Four well-formed multi-byte UTF-8 sequences (or 4 KiB of bytes that are all UTF-8, or the end)
+    /// and the document stays UTF-8 (later invalid bytes are repaired or fail as usual). A byte that is not UTF-8 and
+    /// libuchardet looks at the ``encodingDetectionBytes`` bytes from the first byte above 0x7F, and iconv decodes the
+    /// rest of the document from the encoding it names (windows-1252 when it names none); everything before was
+    /// ASCII, which those encodings share.
     /// ``XMLPushParser/encoding`` then says ``DocumentEncoding/Source/detected`` (or ``DocumentEncoding/Source/fallback``).
     /// The outcome depends only on the bytes, never on how they were split into chunks.
     public var detectsUndeclaredEncoding: Bool = false

@@ -40,6 +40,9 @@ public final class XMLPushParser {
     private var undetected: [UInt8]?
     /// The first byte above 0x7F was not UTF-8: the held bytes wait for libuchardet.
     private var collectingForDetection = false
+    /// How many of the held bytes were walked, and how many well-formed UTF-8 sequences were found in them.
+    private var detectionScanned = 0
+    private var utf8Sequences = 0
 
     private enum Phase {
         case sniffing, parsing, finished
@@ -263,51 +266,78 @@ public final class XMLPushParser {
 
     // MARK: Undeclared encodings
 
-    /// An undeclared document's bytes while its encoding is open: ASCII goes on as UTF-8; the first byte above 0x7F
-    /// decides (see ``ExpatXMLConfiguration/detectsUndeclaredEncoding``). Bytes held back from earlier chunks are joined
-    /// to these first, so the outcome never depends on the split.
+    /// How many well-formed multi-byte UTF-8 sequences, from the first byte above 0x7F on, make an undeclared document
+    /// UTF-8: one can be an accident of a legacy encoding (GBK's `CD B6` is also UTF-8's `Ͷ`), four in a row hardly.
+    static let utf8ConfirmationSequences = 4
+    /// How far past the first byte above 0x7F the parser looks for those sequences before it settles for UTF-8 anyway
+    /// (English text with one curly quote): the most it holds back from a document that turns out to be UTF-8.
+    static let utf8ConfirmationBytes = 4096
+
+    /// An undeclared document's bytes while its encoding is open: ASCII goes on as UTF-8; from the first byte above 0x7F
+    /// the bytes are held until they decide (see ``ExpatXMLConfiguration/detectsUndeclaredEncoding``). What is decided
+    /// depends only on the bytes from that first byte on, never on how they were split.
     private func detectThenFeed(_ input: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
-        guard let held = undetected, !held.isEmpty else { return try scanForDetection(input, isFinal: isFinal) }
-        var joined = held
-        joined.append(contentsOf: input)
-        undetected = []
+        if undetected!.isEmpty {
+            guard let first = Self.firstNonASCII(in: input) else { return try decodeAndFeed(input, isFinal: isFinal) }
+            if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: input[..<first]), isFinal: false) }
+            undetected = Array(UnsafeRawBufferPointer(rebasing: input[first...]))
+        } else {
+            undetected!.append(contentsOf: input)
+        }
+        guard let held = undetected else { return }
+        if !collectingForDetection {
+            // Walk the held bytes' multi-byte sequences from where the last chunk stopped.
+            var index = detectionScanned
+            var decidedUTF8 = false
+            held.withUnsafeBytes { bytes in
+                while index < bytes.count {
+                    if utf8Sequences >= Self.utf8ConfirmationSequences || index >= Self.utf8ConfirmationBytes {
+                        decidedUTF8 = true
+                        return
+                    }
+                    if bytes[index] < 0x80 {
+                        index += 1
+                        continue
+                    }
+                    switch Self.utf8Sequence(UnsafeRawBufferPointer(rebasing: bytes[index...])) {
+                    case .valid(let length):
+                        utf8Sequences += 1
+                        index += length
+                    case .incomplete where !isFinal:
+                        return  // wait for the rest of it
+                    case .incomplete, .invalid:
+                        collectingForDetection = true
+                        return
+                    }
+                }
+                // Every byte so far was UTF-8: at the document's end, or once enough is seen, that settles it.
+                decidedUTF8 = isFinal || utf8Sequences >= Self.utf8ConfirmationSequences || index >= Self.utf8ConfirmationBytes
+            }
+            detectionScanned = index
+            if !decidedUTF8 && !collectingForDetection { return }
+        }
+        // Not UTF-8: libuchardet looks at the first `encodingDetectionBytes` bytes from the first byte above 0x7F.
+        let sampleLength = max(1, configuration.encodingDetectionBytes)
+        if collectingForDetection && held.count < sampleLength && !isFinal { return }
         var failure: ExpatXMLError?
-        joined.withUnsafeBytes { bytes in
-            do throws(ExpatXMLError) { try scanForDetection(bytes, isFinal: isFinal) } catch { failure = error }
+        held.withUnsafeBytes { bytes in
+            do throws(ExpatXMLError) {
+                if collectingForDetection {
+                    try switchToDetectedEncoding(sample: UnsafeRawBufferPointer(rebasing: bytes.prefix(sampleLength)))
+                } else {
+                    undetected = nil  // UTF-8
+                }
+                try decodeAndFeed(bytes, isFinal: isFinal)
+            } catch {
+                failure = error
+            }
         }
         if let failure { throw failure }
-    }
-
-    private func scanForDetection(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
-        if collectingForDetection {
-            // `bytes` start at the first byte that is not UTF-8.
-            let sampleLength = max(1, configuration.encodingDetectionBytes)
-            guard bytes.count >= sampleLength || isFinal else {
-                undetected = Array(bytes)
-                return
-            }
-            try switchToDetectedEncoding(sample: UnsafeRawBufferPointer(rebasing: bytes.prefix(sampleLength)))
-            return try decodeAndFeed(bytes, isFinal: isFinal)
-        }
-        guard let first = Self.firstNonASCII(in: bytes) else { return try decodeAndFeed(bytes, isFinal: isFinal) }
-        if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: bytes[..<first]), isFinal: false) }
-        let rest = UnsafeRawBufferPointer(rebasing: bytes[first...])
-        switch Self.startsWithUTF8(rest) {
-        case true?:
-            undetected = nil  // UTF-8 after all: decided
-            try decodeAndFeed(rest, isFinal: isFinal)
-        case nil where !isFinal:
-            undetected = Array(rest)  // a sequence cut by the chunk's end: wait for the rest
-        default:
-            collectingForDetection = true
-            try scanForDetection(rest, isFinal: isFinal)
-        }
     }
 
     /// Asks libuchardet what `sample` is and decodes the rest of the document from it with iconv.
     private func switchToDetectedEncoding(sample: UnsafeRawBufferPointer) throws(ExpatXMLError) {
         undetected = nil
-        collectingForDetection = false
         let answer: String?
         do {
             answer = try Uchardet.detect(sample)
@@ -352,9 +382,12 @@ public final class XMLPushParser {
         return nil
     }
 
-    /// Whether the bytes start with a well-formed UTF-8 sequence (RFC 3629, table 3-7 of Unicode); `nil` when the
-    /// bytes end before it could tell.
-    private static func startsWithUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+    private enum UTF8Sequence {
+        case valid(Int), invalid, incomplete
+    }
+
+    /// The well-formed UTF-8 sequence the bytes start with (RFC 3629; the Unicode Standard's table 3-7), or why not.
+    private static func utf8Sequence(_ bytes: UnsafeRawBufferPointer) -> UTF8Sequence {
         let lead = bytes[0]
         var low: UInt8 = 0x80, high: UInt8 = 0xBF
         let length: Int
@@ -366,14 +399,14 @@ public final class XMLPushParser {
         case 0xF0: length = 4; low = 0x90
         case 0xF1...0xF3: length = 4
         case 0xF4: length = 4; high = 0x8F
-        default: return false
+        default: return .invalid
         }
         for offset in 1..<length {
-            guard offset < bytes.count else { return nil }
+            guard offset < bytes.count else { return .incomplete }
             let byte = bytes[offset]
-            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return false }
+            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return .invalid }
         }
-        return true
+        return .valid(length)
     }
 
     // MARK: Decoding

@@ -178,7 +178,8 @@ extension FeedEventHandler {
             case 3 where name.equalsIgnoringCase("rel"):
                 var rel = attribute.value.string.trimmingXMLWhitespace()
                 if rel.utf8.contains(0x3A) {  // an IRI; IANA's spells out a registered name
-                    if rel.hasPrefix("http://www.iana.org/assignments/relation/") { rel.removeFirst(40) }
+                    let iana = "http://www.iana.org/assignments/relation/"
+                    if rel.hasPrefix(iana) { rel = rel.dropFirst(iana.count).lowercased() }
                 } else {
                     rel = rel.lowercased()
                 }
