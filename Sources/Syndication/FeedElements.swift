@@ -100,7 +100,7 @@ extension FeedEventHandler {
         case .managingEditor: begin(.feedManagingEditor)
         case .webMaster: begin(.feedWebMaster)
         case .category where isRSS: begin(.feedCategory, scheme: ValueParsers.nonEmpty(attributes.value(anyCase: "domain")?.string))
-        case .category where isAtom: atomCategory(attributes, forItem: false)
+        case .category where isAtom: atomCategory(attributes)
         case .author where isAtom:
             person = PersonBuilder(target: .feedAuthor)
             personDepth = depth
@@ -187,10 +187,6 @@ extension FeedEventHandler {
         iTunesCategories.append((depth, text))
         guard let text else { return }
         let category = Category(term: text, scheme: Category.iTunesScheme, parent: parent)
-        if itemDepth > 0 {
-            if item != nil { appendCategory(category, to: &item!.categories, details: &item!.categoryDetails) }
-        } else if channelDepth > 0 || isRDF {
-            appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails)
-        }
+        if itemDepth > 0 || channelDepth > 0 || isRDF { appendCategory(category) }
     }
 }

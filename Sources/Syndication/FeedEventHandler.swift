@@ -46,6 +46,8 @@ final class FeedEventHandler: XMLEventHandler {
     @exclusivity(unchecked) var iTunesCategories: [(depth: Int, text: String?)] = []
     /// The attributes of an Atom `link` without `href`, while its text (taken as the URL) is captured.
     @exclusivity(unchecked) var pendingLink: Link?
+    /// Attribute values repeated item after item (category schemes, link types), made into `String`s once.
+    @exclusivity(unchecked) var interner = StringInterner()
     /// The public identifier of the document type declaration, if any (Netscape's RSS 0.91 names its DTD there).
     @exclusivity(unchecked) var doctypePublicID: String?
 
@@ -253,8 +255,7 @@ final class FeedEventHandler: XMLEventHandler {
     /// Begins a capture that keeps a scheme and a label for its element's end (a category's `domain`, `scheme`, `label`).
     func begin(_ field: Field, scheme: String?, label: String? = nil) {
         begin(field)
-        capture?.scheme = scheme
-        capture?.label = label
+        if scheme != nil || label != nil { capture?.setCategoryAttributes(scheme: scheme, label: label) }
     }
 
     /// Begins an Atom text construct, reading its form from `type` (and Atom 0.3's `mode`).

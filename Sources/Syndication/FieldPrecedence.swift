@@ -72,15 +72,12 @@ extension FeedEventHandler {
         case .itemRSSAuthor: if let text, (item?.rssAuthors.count ?? 0) < maximumListLength { item?.rssAuthors.append(text) }
         case .itemDCCreator: if let text, (item?.dcCreators.count ?? 0) < maximumListLength { item?.dcCreators.append(text) }
         case .itemDCContributor:
-            if let text, item != nil, let person = ValueParsers.rssPersonIfAny(text) { appendUnique(person, to: &item!.contributors) }
+            if let text, itemDepth > 0, let person = ValueParsers.rssPersonIfAny(text) { item?.appendContributor(person, maximum: maximumListLength) }
         case .itemITunesAuthor: item?.itunesAuthor = text
         case .itemCategory, .itemDCSubject:
-            if let text, item != nil {
-                appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label), to: &item!.categories,
-                               details: &item!.categoryDetails)
-            }
+            if let text, itemDepth > 0 { appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label)) }
         case .itemMediaKeywords:
-            if let text, item != nil { appendKeywords(text, scheme: nil, to: &item!.categories, details: &item!.categoryDetails) }
+            if let text, itemDepth > 0 { appendKeywords(text, scheme: nil) }
         case .itemAtomLinkText:
             if var link = pendingLink, let url = resolve(text, base: capture.base) {
                 link.href = url
@@ -100,9 +97,7 @@ extension FeedEventHandler {
         case .itemKeywords:
             item?.podcast.keywords = Array((text ?? "").split(separator: ",").lazy.map { String($0).trimmingXMLWhitespace() }
                 .filter { !$0.isEmpty }.prefix(maximumListLength))
-            if let text, item != nil {
-                appendKeywords(text, scheme: capture.scheme, to: &item!.categories, details: &item!.categoryDetails)
-            }
+            if let text, itemDepth > 0 { appendKeywords(text, scheme: capture.scheme) }
         case .itemPodcastGUID: item?.podcast.guid = text
         case .personName: person?.person.name = text
         case .personEmail: person?.person.email = text
@@ -165,13 +160,8 @@ extension FeedEventHandler {
         case .feedDCPublisher: setMetadata(\.publisher, text.flatMap(ValueParsers.rssPersonIfAny), priority: 1, key: "publisher")
         case .feedDCContributor:
             if let text, let person = ValueParsers.rssPersonIfAny(text) { appendUnique(person, to: &metadata.contributors) }
-        case .feedCategory:
-            if let text {
-                appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label), to: &metadata.categories,
-                               details: &metadata.categoryDetails)
-            }
-        case .feedKeywords:
-            if let text { appendKeywords(text, scheme: capture.scheme, to: &metadata.categories, details: &metadata.categoryDetails) }
+        case .feedCategory: if let text { appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label)) }
+        case .feedKeywords: if let text { appendKeywords(text, scheme: capture.scheme) }
         case .feedLicense: if metadata.license == nil { metadata.license = resolve(text, base: capture.base) }
         case .feedAtomLinkText:
             if var link = pendingLink, let url = resolve(text, base: capture.base) {
@@ -187,7 +177,7 @@ extension FeedEventHandler {
         let person = builder.person
         switch builder.target {
         case .itemAuthor: if (item?.atomAuthors.count ?? 0) < maximumListLength { item?.atomAuthors.append(person) }
-        case .itemContributor: if item != nil { appendUnique(person, to: &item!.contributors) }
+        case .itemContributor: if itemDepth > 0 { item?.appendContributor(person, maximum: maximumListLength) }
         case .feedAuthor: appendUnique(person, to: &metadata.authors)
         case .feedContributor: appendUnique(person, to: &metadata.contributors)
         case .feedPublisher: setMetadata(\.publisher, person, priority: 2, key: "publisher")
@@ -268,7 +258,9 @@ extension FeedEventHandler {
             ?? item.itunesSummary.map { TextContent($0, type: .text) } ?? item.itunesSubtitle.map { TextContent($0, type: .text) }
             ?? item.mediaDescription
         article.content = item.contentEncoded.map { TextContent($0, type: .html) } ?? item.content
-            ?? item.body.map { TextContent($0, type: .html) } ?? item.fullitem.map { TextContent($0, type: .html) }
+        if article.content == nil, let extras = item.extras {
+            article.content = extras.body.map { TextContent($0, type: .html) } ?? extras.fullitem.map { TextContent($0, type: .html) }
+        }
         article.categories = item.categories
         article.enclosures = item.enclosures
         article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
@@ -280,12 +272,14 @@ extension FeedEventHandler {
         article.commentCount = item.commentCount
         article.language = item.language ?? metadata.language
         if !item.podcast.isEmpty { article.podcast = item.podcast }
-        article.links = item.links
-        article.categoryDetails = item.categoryDetails
-        article.contentSource = item.contentSource
-        article.license = item.license
-        article.rights = item.rights ?? item.dcRights
-        article.contributors = item.contributors
+        if !item.links.isEmpty { article.links = item.links }
+        if !item.categoryDetails.isEmpty { article.categoryDetails = item.categoryDetails }
+        if let extras = item.extras {
+            article.contentSource = extras.contentSource
+            article.license = extras.license
+            article.rights = extras.rights ?? extras.dcRights
+            article.contributors = extras.contributors
+        }
         articleCount += 1
         onArticle(article, metadata)
     }
@@ -302,21 +296,19 @@ extension FeedEventHandler {
 
     // MARK: Bounded lists
 
-    /// Appends a category with its term trimmed: the term to `categories` unless it is there, the category with its
-    /// scheme, label and parent to `details` unless it is there; nothing when the term is empty or a list is full.
-    func appendCategory(_ category: Category, to categories: inout [String], details: inout [Category]) {
-        var category = category
-        category.term = category.term.trimmingXMLWhitespace()
-        guard !category.term.isEmpty else { return }
-        // Bounded: no quadratic work on hostile lists.
-        if categories.count < maximumListLength && !categories.contains(category.term) { categories.append(category.term) }
-        if details.count < maximumListLength && !details.contains(category) { details.append(category) }
+    /// Appends a category to the open item's lists, or to the feed's when no item is open.
+    func appendCategory(_ category: Category) {
+        if itemDepth > 0 {
+            item?.appendCategory(category, maximum: maximumListLength)
+        } else {
+            Syndication.appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails, maximum: maximumListLength)
+        }
     }
 
     /// Appends each comma-separated keyword of `itunes:keywords` or `media:keywords` as a category.
-    func appendKeywords(_ text: String, scheme: String?, to categories: inout [String], details: inout [Category]) {
+    func appendKeywords(_ text: String, scheme: String?) {
         for keyword in text.split(separator: ",").prefix(maximumListLength) {
-            appendCategory(Category(term: String(keyword), scheme: scheme), to: &categories, details: &details)
+            appendCategory(Category(term: String(keyword), scheme: scheme))
         }
     }
 
@@ -325,4 +317,18 @@ extension FeedEventHandler {
         guard people.count < maximumListLength, person != Person() else { return }
         if !people.contains(person) { people.append(person) }
     }
+}
+
+/// Appends a category with its term trimmed: the term to `categories` unless it is there, the category with its scheme,
+/// label and parent to `details` unless it is there; nothing when the term is empty or a list holds `maximum`.
+func appendCategory(_ category: Category, to categories: inout [String], details: inout [Category], maximum: Int) {
+    var category = category
+    category.term = category.term.trimmingXMLWhitespace()
+    guard !category.term.isEmpty else { return }
+    // Room for a few at once: most items have one to four categories.
+    if categories.isEmpty { categories.reserveCapacity(4) }
+    if details.isEmpty { details.reserveCapacity(4) }
+    // Bounded: no quadratic work on hostile lists.
+    if categories.count < maximum && !categories.contains(category.term) { categories.append(category.term) }
+    if details.count < maximum && !details.contains(category) { details.append(category) }
 }

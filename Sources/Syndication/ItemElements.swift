@@ -67,13 +67,14 @@ extension FeedEventHandler {
         case .contributor where isAtom:
             person = PersonBuilder(target: .itemContributor)
             personDepth = depth
-        case .category where isRSS: begin(.itemCategory, scheme: ValueParsers.nonEmpty(attributes.value(anyCase: "domain")?.string))
-        case .category where isAtom: atomCategory(attributes, forItem: true)
+        case .category where isRSS:
+            begin(.itemCategory, scheme: attributes.isEmpty ? nil : attributes.value(anyCase: "domain").flatMap { ValueParsers.nonEmpty(interner.string($0)) })
+        case .category where isAtom: atomCategory(attributes)
         case .comments where isRSS: begin(.itemComments)
         case .enclosure where isRSS:
             if let url = attributes.value(anyCase: "url"), let resolved = resolve(url.string) {
                 appendEnclosure(Enclosure(url: resolved, type: ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string),
-                                          length: attributes.value(anyCase: "length").flatMap { ValueParsers.length($0.string) }))
+                                          length: attributes.value(anyCase: "length").flatMap { ValueParsers.length($0.buffer) }))
             }
         case .source:
             skipDepth = depth  // the article's source feed: its title and id are not the article's
@@ -156,43 +157,38 @@ extension FeedEventHandler {
     }
 
     /// An Atom `category`: its term (else its label) is the category, with its scheme and label.
-    func atomCategory(_ attributes: XMLAttributes, forItem: Bool) {
-        let term = ValueParsers.nonEmpty(attributes.value(anyCase: "term")?.string)
-        let label = ValueParsers.nonEmpty(attributes.value(anyCase: "label")?.string)
-        guard let text = term ?? label else { return }
-        let category = Category(term: text, scheme: ValueParsers.nonEmpty(attributes.value(anyCase: "scheme")?.string), label: label)
-        if forItem {
-            if item != nil { appendCategory(category, to: &item!.categories, details: &item!.categoryDetails) }
-        } else {
-            appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails)
+    func atomCategory(_ attributes: XMLAttributes) {
+        var term: XMLBytes?, label: XMLBytes?, scheme: XMLBytes?
+        for attribute in attributes where attribute.name.namespaceURI.isEmpty {
+            let name = attribute.name.localName
+            switch name.count {
+            case 4 where name.equalsIgnoringCase("term"): term = attribute.value
+            case 5 where name.equalsIgnoringCase("label"): label = attribute.value
+            case 6 where name.equalsIgnoringCase("scheme"): scheme = attribute.value
+            default: break
+            }
         }
+        let labelText = ValueParsers.nonEmpty(label?.string)
+        guard let text = ValueParsers.nonEmpty(term?.string) ?? labelText else { return }
+        appendCategory(Category(term: text, scheme: scheme.flatMap { ValueParsers.nonEmpty(interner.string($0)) }, label: labelText))
     }
 
     /// An Atom `link`, for the open item or for the feed. Without `href`, its text is taken as the URL once it closes.
     func atomLink(_ attributes: XMLAttributes, forItem: Bool) {
-        var link = Link(href: "")
+        var link = Link(href: "", rel: "alternate")
         var href: String?
         for attribute in attributes where attribute.name.namespaceURI.isEmpty {
             let name = attribute.name.localName
             switch name.count {
-            case 3 where name.equalsIgnoringCase("rel"):
-                var rel = attribute.value.string.trimmingXMLWhitespace()
-                if rel.utf8.contains(0x3A) {  // an IRI; IANA's spells out a registered name
-                    let iana = "http://www.iana.org/assignments/relation/"
-                    if rel.hasPrefix(iana) { rel = rel.dropFirst(iana.count).lowercased() }
-                } else {
-                    rel = rel.lowercased()
-                }
-                link.rel = rel
+            case 3 where name.equalsIgnoringCase("rel"): link.rel = Self.relation(attribute.value)
             case 4 where name.equalsIgnoringCase("href"): href = attribute.value.string
-            case 4 where name.equalsIgnoringCase("type"): link.type = ValueParsers.nonEmpty(attribute.value.string)
+            case 4 where name.equalsIgnoringCase("type"): link.type = ValueParsers.nonEmpty(interner.string(attribute.value))
             case 5 where name.equalsIgnoringCase("title"): link.title = ValueParsers.nonEmpty(attribute.value.string)
-            case 6 where name.equalsIgnoringCase("length"): link.length = ValueParsers.length(attribute.value.string)
+            case 6 where name.equalsIgnoringCase("length"): link.length = ValueParsers.length(attribute.value.buffer)
             case 8 where name.equalsIgnoringCase("hreflang"): link.hreflang = ValueParsers.languageTag(attribute.value.string)
             default: break
             }
         }
-        if link.rel?.isEmpty ?? true { link.rel = "alternate" }
         if let href {
             guard let url = resolve(href, emptyIsBase: true) else { return }
             link.href = url
@@ -204,12 +200,33 @@ extension FeedEventHandler {
         }
     }
 
+    /// A link relation: registered names in lowercase (the commonest ones without making a `String`), IANA's IRIs for
+    /// them shortened to the name, any other IRI as written, `alternate` when empty (RFC 4287, section 4.2.7.2).
+    static func relation(_ value: XMLBytes) -> String {
+        switch value.count {
+        case 3: if value.equals("via") { return "via" }; if value.equals("hub") { return "hub" }
+        case 4: if value.equals("self") { return "self" }; if value.equals("edit") { return "edit" }
+        case 7: if value.equals("related") { return "related" }; if value.equals("replies") { return "replies" }; if value.equals("license") { return "license" }
+        case 9: if value.equals("alternate") { return "alternate" }; if value.equals("enclosure") { return "enclosure" }
+        default: break
+        }
+        var rel = value.string.trimmingXMLWhitespace()
+        if rel.utf8.contains(0x3A) {  // an IRI; IANA's spells out a registered name
+            let iana = "http://www.iana.org/assignments/relation/"
+            if rel.hasPrefix(iana) { rel = rel.dropFirst(iana.count).lowercased() }
+        } else {
+            rel = rel.lowercased()
+        }
+        return rel.isEmpty ? "alternate" : rel
+    }
+
     /// Keeps an Atom link in the item's or the feed's `links`, and in the field its relation names.
     func record(_ link: Link, forItem: Bool, attributes: XMLAttributes?) {
         let url = link.href
         if forItem {
-            guard item != nil else { return }
-            if item!.links.count < maximumListLength { item!.links.append(link) }
+            guard itemDepth > 0 else { return }
+            if item?.links.isEmpty == true { item?.links.reserveCapacity(4) }  // most entries have one to four
+            if (item?.links.count ?? maximumListLength) < maximumListLength { item?.links.append(link) }
             switch link.rel ?? "alternate" {
             case "alternate":
                 // The first alternate, unless a later one is HTML and the first was not.

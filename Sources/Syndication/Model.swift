@@ -289,28 +289,70 @@ public struct FeedMetadata: Sendable, Hashable {
     // MARK: Identity, dates, people, image, generator, links and update hints (issue 16)
 
     /// The feed's identifier: Atom `id`, kept as written.
-    public var id: String?
+    public var id: String? {
+        get { vocabulary.values.id }
+        set { updateVocabulary { $0.id = newValue } }
+    }
     /// First publication: RSS `pubDate`, `dcterms:issued`, `dcterms:created`.
-    public var published: Date?
+    public var published: Date? {
+        get { vocabulary.values.published }
+        set { updateVocabulary { $0.published = newValue } }
+    }
     /// The raw publication date when it could not be parsed.
-    public var publishedRaw: String?
+    public var publishedRaw: String? {
+        get { vocabulary.values.publishedRaw }
+        set { updateVocabulary { $0.publishedRaw = newValue } }
+    }
     /// The RSS `image` element (RSS 1.0: the channel's `image`) with its title, link, size and description.
-    public var imageDetails: FeedImage?
+    public var imageDetails: FeedImage? {
+        get { vocabulary.values.imageDetails }
+        set { updateVocabulary { $0.imageDetails = newValue } }
+    }
     /// The publisher or technical contact: RSS `webMaster`, `dc:publisher`, `itunes:owner` (name and email).
-    public var publisher: Person?
+    public var publisher: Person? {
+        get { vocabulary.values.publisher }
+        set { updateVocabulary { $0.publisher = newValue } }
+    }
     /// Contributors: Atom `contributor`, `dc:contributor`.
-    public var contributors: [Person] = []
+    public var contributors: [Person] {
+        get { vocabulary.values.contributors }
+        set { updateVocabulary { $0.contributors = newValue } }
+    }
     /// The generator with its URL and version: Atom `generator` (`uri`; 0.3: `url`; `version`), RSS `generator`,
     /// `admin:generatorAgent`.
-    public var generatorDetails: Generator?
+    public var generatorDetails: Generator? {
+        get { vocabulary.values.generatorDetails }
+        set { updateVocabulary { $0.generatorDetails = newValue } }
+    }
     /// The licence's URL: Atom `link rel="license"`, `creativeCommons:license`, `cc:license`.
-    public var license: String?
+    public var license: String? {
+        get { vocabulary.values.license }
+        set { updateVocabulary { $0.license = newValue } }
+    }
     /// Every Atom `link` of the feed (also `atom:link` in an RSS channel), in order, with all its attributes.
-    public var links: [Link] = []
+    public var links: [Link] {
+        get { vocabulary.values.links }
+        set { updateVocabulary { $0.links = newValue } }
+    }
     /// The feed's categories with schemes, labels and parents, in order, without duplicates (see ``categories``).
-    public var categoryDetails: [Category] = []
+    public var categoryDetails: [Category] {
+        get { vocabulary.values.categoryDetails }
+        set { updateVocabulary { $0.categoryDetails = newValue } }
+    }
     /// `sy:updateBase`: the moment the ``updatePeriod`` schedule counts from.
-    public var updateBase: Date?
+    public var updateBase: Date? {
+        get { vocabulary.values.updateBase }
+        set { updateVocabulary { $0.updateBase = newValue } }
+    }
+
+    /// The fields above, stored out of line and shared between copies until one of them changes: the metadata is
+    /// copied for every article delivered, and one reference costs less to copy than a dozen.
+    private var vocabulary = VocabularyStorage.empty
+
+    private mutating func updateVocabulary(_ change: (inout VocabularyStorage.Values) -> Void) {
+        if !isKnownUniquelyReferenced(&vocabulary) { vocabulary = VocabularyStorage(vocabulary.values) }
+        change(&vocabulary.values)
+    }
 
     /// How long the feed asks to be left alone between fetches, from its hints: the longer of RSS ``ttl`` and
     /// ``updatePeriod`` divided by ``updateFrequency``; `nil` when it gives neither.
@@ -327,4 +369,36 @@ public struct FeedMetadata: Sendable, Hashable {
 
     /// Creates an empty value.
     public init() {}
+}
+
+/// Copy-on-write storage of ``FeedMetadata``'s issue-16 fields.
+///
+/// `@unchecked Sendable`: `values` is written only by `FeedMetadata.updateVocabulary`, after
+/// `isKnownUniquelyReferenced` made sure no other value (and so no other thread) can reach this instance; an instance
+/// that is shared is only ever read.
+final class VocabularyStorage: Hashable, @unchecked Sendable {
+    struct Values: Hashable, Sendable {
+        var id: String?
+        var published: Date?
+        var publishedRaw: String?
+        var imageDetails: FeedImage?
+        var publisher: Person?
+        var contributors: [Person] = []
+        var generatorDetails: Generator?
+        var license: String?
+        var links: [Link] = []
+        var categoryDetails: [Category] = []
+        var updateBase: Date?
+    }
+
+    var values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    /// The storage of metadata that has none of these fields; never written (it is never uniquely referenced).
+    static let empty = VocabularyStorage(Values())
+
+    static func == (lhs: VocabularyStorage, rhs: VocabularyStorage) -> Bool { lhs === rhs || lhs.values == rhs.values }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }

@@ -22,13 +22,41 @@ struct TextCapture {
     let base: String?
     /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
     var openChildren: [Int] = []
+    /// What few captures need, out of line: a capture is made and dropped for every field, and an absent `Extras`
+    /// costs one check there instead of a reference count per field.
+    private var extras: Extras?
+
+    private struct Extras {
+        /// A category's scheme (RSS `domain`, Media RSS `scheme`) and label, kept from the start tag for the end.
+        var scheme: String?, label: String?
+        /// Namespaces the serialised markup declared, innermost last: the default namespace (empty prefix) or a
+        /// prefix, bound at the child depth `depth`. Empty while everything is HTML, the common case.
+        var declared: [(depth: Int, prefix: [UInt8], uri: [UInt8])] = []
+    }
+
     /// A category's scheme (RSS `domain`, Media RSS `scheme`), kept from the start tag for the end.
-    var scheme: String?
+    var scheme: String? { extras?.scheme }
     /// A category's label (Media RSS `label`), kept from the start tag for the end.
-    var label: String?
-    /// Namespaces the serialised markup declared, innermost last: the default namespace (empty prefix) or a prefix,
-    /// bound at the child depth `depth`. Empty while everything is HTML (XHTML or no namespace), the common case.
-    private var declared: [(depth: Int, prefix: [UInt8], uri: [UInt8])] = []
+    var label: String? { extras?.label }
+
+    /// Keeps a category's scheme and label from its start tag for its end.
+    mutating func setCategoryAttributes(scheme: String?, label: String?) {
+        updateExtras {
+            $0.scheme = scheme
+            $0.label = label
+        }
+    }
+    private var declared: [(depth: Int, prefix: [UInt8], uri: [UInt8])] {
+        get { extras?.declared ?? [] }
+        set { updateExtras { $0.declared = newValue } }
+    }
+
+    private mutating func updateExtras(_ change: (inout Extras) -> Void) {
+        var updated = extras ?? Extras()
+        extras = nil
+        change(&updated)
+        extras = updated
+    }
 
     init(field: Field, kind: TextContent.Kind, base: String?) {
         self.field = field
@@ -77,7 +105,7 @@ struct TextCapture {
         }
         // Elements of other vocabularies (SVG, MathML, …) keep their namespace: declared where it changes.
         if isHTML {
-            if !declared.isEmpty { declareDefaultXHTMLIfNeeded(at: childDepth) }
+            if extras != nil && !declared.isEmpty { declareDefaultXHTMLIfNeeded(at: childDepth) }
         } else if name.prefix.isEmpty {
             declareIfNeeded(prefix: UnsafeBufferPointer(start: nil, count: 0), uri: name.namespaceURI.buffer, at: childDepth)
         }
@@ -101,7 +129,9 @@ struct TextCapture {
 
     mutating func endChild(_ name: XMLName, isHTML: Bool) {
         let childDepth = openChildren.count
-        while let last = declared.last, last.depth >= childDepth { declared.removeLast() }
+        if extras != nil {
+            while let last = declared.last, last.depth >= childDepth { declared.removeLast() }
+        }
         let end = openChildren.popLast() ?? -1
         if end == bytes.count {
             bytes.removeLast()

@@ -72,6 +72,27 @@ enum ValueParsers {
         return value
     }
 
+    /// A byte length read straight from UTF-8 bytes: decimal digits, with XML white space around them; `nil` for
+    /// anything else (a sign, a fraction, an overflow), as ``length(_:)-(String)`` reads the same text.
+    static func length(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var start = 0, end = bytes.count
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+        while start < end && isSpace(bytes[start]) { start += 1 }
+        while end > start && isSpace(bytes[end - 1]) { end -= 1 }
+        if start < end && bytes[start] == 0x2B { start += 1 }  // Int64("+5") is 5 too
+        guard start < end else { return nil }
+        var value: Int64 = 0
+        for index in start..<end {
+            let digit = bytes[index] &- 0x30
+            guard digit < 10 else { return nil }
+            let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAgain) = scaled.addingReportingOverflow(Int64(digit))
+            guard !overflow && !overflowAgain else { return nil }
+            value = sum
+        }
+        return value
+    }
+
     /// iTunes `explicit`: yes/true/explicit or no/false/clean; anything else says nothing.
     static func explicit(_ text: String) -> Bool? {
         switch text.lowercased() {

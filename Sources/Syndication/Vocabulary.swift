@@ -363,9 +363,40 @@ extension XMLAttributes {
     /// The value of the attribute in no namespace whose name is `lowercaseName` in any letter case (`href`, `HREF`),
     /// as feedparser reads attribute names; in one pass over the attributes, like an exact look-up.
     func value(anyCase lowercaseName: StaticString) -> XMLBytes? {
-        for attribute in self where attribute.name.namespaceURI.isEmpty && attribute.name.localName.equalsIgnoringCase(lowercaseName) {
-            return attribute.value
+        let count = lowercaseName.utf8CodeUnitCount
+        for attribute in self where attribute.name.localName.count == count && attribute.name.namespaceURI.isEmpty {
+            // As written (one memcmp), the common case; else with the case folded.
+            if attribute.name.localName.equals(lowercaseName) || attribute.name.localName.equalsIgnoringCase(lowercaseName) {
+                return attribute.value
+            }
         }
         return nil
+    }
+}
+
+/// Remembers the last few attribute values made into `String`s, so a value every item repeats (a category's scheme, a
+/// link's type) is one shared `String` instead of one allocated per item. Values of up to 15 bytes are stored inline
+/// by `String` and need no sharing.
+struct StringInterner {
+    private var entries: [String] = []
+    private var next = 0
+    private static let capacity = 8
+
+    /// The value as a `String`, shared with an earlier equal one when there is one.
+    mutating func string(_ bytes: XMLBytes) -> String {
+        let count = bytes.count
+        guard count > 15, let base = bytes.buffer.baseAddress else { return bytes.string }
+        for index in entries.indices where entries[index].utf8.count == count {
+            let equal = entries[index].utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, count) == 0 } ?? false
+            if equal { return entries[index] }
+        }
+        let string = bytes.string
+        if entries.count < Self.capacity {
+            entries.append(string)
+        } else {
+            entries[next] = string
+            next = (next + 1) % Self.capacity
+        }
+        return string
     }
 }
