@@ -479,6 +479,25 @@ struct OldFormatTests {
     }
 }
 
+@Suite("Vocabulary: numeric references to 128–159")
+struct Windows1252ReferenceTests {
+    @Test func referencesTo128Through159AreWindows1252CharactersInTextAndAttributes() {
+        let result = parseBothWays("""
+            <rss version="2.0"><channel><title>Caf&#233; &#150; &#x93;quoted&#x94; &#128;5</title>
+            <item><title>It&#146;s &#133;</title><guid>1</guid><category domain="http://e.org/&#150;">a&#151;b</category>
+            <enclosure url="http://e.org/&#147;x&#148;.mp3" type="audio/mpeg"/></item></channel></rss>
+            """)
+        #expect(result.summary.metadata.title == "Café – “quoted” €5")
+        #expect(result.articles[0].title == "It’s …")
+        #expect(result.articles[0].categoryDetails == [Category(term: "a—b", scheme: "http://e.org/–")])
+        #expect(result.articles[0].enclosures.first?.url == "http://e.org/“x”.mp3")
+        // 0x81, 0x8D, 0x8F, 0x90 and 0x9D have no windows-1252 character: HTML5 keeps them as the C1 controls they name.
+        let controls = parseBothWays("<rss><channel><title>a&#129;b&#157;c</title></channel></rss>")
+        #expect(controls.summary.metadata.title == "a\u{81}b\u{9D}c")
+        #expect(Dictionary(uniqueKeysWithValues: result.summary.repairs.counts)["windows1252References"] == 10)
+    }
+}
+
 @Suite("Vocabulary: languages and embedded markup")
 struct LanguageAndMarkupTests {
     @Test func languagesAreBCP47Tags() {
