@@ -24,6 +24,7 @@ declare -A libs=(
   [libmnl]=libmnl-dev       # the route monitor (netlink) of the watch service
   [libsystemd]=libsystemd-dev  # sd_notify: watch as a Type=notify systemd service
   [yajl]=libyajl-dev         # JSON Feed: the streaming JSON parser under StreamingJSON
+  [uchardet]=libuchardet-dev # the encoding of feeds that declare none and are not UTF-8
   [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
 )
 for module in "${!libs[@]}"; do

@@ -2,7 +2,7 @@
 public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
     /// Where the encoding came from, in order of precedence (RFC 7303, section 3).
     public enum Source: String, Sendable, Hashable {
-        /// A byte-order mark, or UTF-16 bytes that cannot be anything else.
+        /// A byte-order mark, or UTF-16 or UTF-32 bytes that cannot be anything else (XML 1.0, Appendix F).
         case byteOrderMark
         /// ``ExpatXMLConfiguration/charsetHint``, for example an HTTP `Content-Type` charset.
         case charsetHint
@@ -10,11 +10,18 @@ public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
         case declaration
         /// Nothing said otherwise, so UTF-8 (XML 1.0, section 4.3.3).
         case defaulted
+        /// Nothing declared an encoding and the bytes are not UTF-8: libuchardet named it (``DocumentEncoding/label`` is
+        /// its answer). Only with ``ExpatXMLConfiguration/detectsUndeclaredEncoding``.
+        case detected
+        /// Nothing declared an encoding, the bytes are not UTF-8, and libuchardet named nothing usable: windows-1252,
+        /// the last resort (``DocumentEncoding/label`` is uchardet's answer, if it gave one).
+        case fallback
     }
 
     /// The decoder's canonical name, for example `UTF-8`, `windows-1252` or `Shift_JIS`.
     public var name: String
-    /// The label as found in the hint or the declaration, before resolution; `nil` for BOMs and the default.
+    /// The label as found in the hint or the declaration, or as libuchardet named it, before resolution; `nil` for BOMs
+    /// and the default.
     public var label: String?
     /// Where it came from.
     public var source: Source
@@ -81,6 +88,9 @@ struct EncodingLabel: Equatable {
         add(["utf-16", "ucs-2", "iso-10646-ucs-2", "csunicode", "unicode"], "UTF-16", .native(expatName: "UTF-16"))
         add(["utf-16le"], "UTF-16LE", .native(expatName: "UTF-16LE"))
         add(["utf-16be", "unicodefffe"], "UTF-16BE", .native(expatName: "UTF-16BE"))
+        // UTF-32 (UCS-4): iconv in front of expat. Only bytes that look like it can be it (see EncodingSniffer.decide).
+        add(["utf-32", "ucs-4", "iso-10646-ucs-4", "csucs4", "utf-32be"], "UTF-32BE", .transcoded(iconvName: "UTF-32BE"))
+        add(["utf-32le"], "UTF-32LE", .transcoded(iconvName: "UTF-32LE"))
         // WHATWG: latin1 and ascii labels decode as windows-1252, which only adds characters at 0x80-0x9F.
         add(["windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "latin1", "l1",
              "iso-ir-100", "iso_8859-1:1987", "csisolatin1", "ibm819", "cp819", "us-ascii", "ascii", "ansi_x3.4-1968",
@@ -102,7 +112,7 @@ struct EncodingLabel: Equatable {
             "Shift_JIS", .transcoded(iconvName: "CP932"))
         add(["euc-jp", "eucjp", "x-euc-jp", "cseucpkdfmtjapanese"], "EUC-JP", .transcoded(iconvName: "EUC-JP"))
         add(["iso-2022-jp", "csiso2022jp"], "ISO-2022-JP", .transcoded(iconvName: "ISO-2022-JP"))
-        add(["euc-kr", "euckr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949", "cp949",
+        add(["euc-kr", "euckr", "uhc", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "windows-949", "cp949",
              "korean", "csksc56011987", "iso-ir-149", "cseuckr"],
             "EUC-KR", .transcoded(iconvName: "CP949"))
         add(["gbk", "gb2312", "gb_2312", "gb_2312-80", "x-gbk", "cp936", "ms936", "windows-936", "chinese",
@@ -135,11 +145,28 @@ enum EncodingSniffer {
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF {
             return .decided(DocumentEncoding(name: "UTF-8", label: nil, source: .byteOrderMark), .native(expatName: "UTF-8"))
         }
+        // UTF-32 and UCS-4 (XML 1.0, Appendix F): four bytes tell, a byte-order mark or the first `<` (or, as for UTF-16
+        // below, white space before the root). FF FE 00 00 is UTF-32LE's mark, not UTF-16LE's followed by U+0000,
+        // which XML forbids.
+        if b.count < 4 && !isComplete { return .needMoreBytes }
+        if b.count >= 4 {
+            let first4 = UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+            switch first4 {
+            case 0x0000_FEFF, 0x0000_003C, 0x0000_0020, 0x0000_0009, 0x0000_000A, 0x0000_000D:
+                return .decided(DocumentEncoding(name: "UTF-32BE", label: nil, source: .byteOrderMark), .transcoded(iconvName: "UTF-32BE"))
+            case 0xFFFE_0000, 0x3C00_0000, 0x2000_0000, 0x0900_0000, 0x0A00_0000, 0x0D00_0000:
+                return .decided(DocumentEncoding(name: "UTF-32LE", label: nil, source: .byteOrderMark), .transcoded(iconvName: "UTF-32LE"))
+            case 0x0000_FFFE, 0xFEFF_0000, 0x0000_3C00, 0x003C_0000:
+                // UCS-4 in the unusual octet orders 2143 and 3412, which iconv cannot decode.
+                return .unsupported(label: "UCS-4 (octet order \(first4 == 0x0000_FFFE || first4 == 0x0000_3C00 ? "2143" : "3412"))",
+                                    source: .byteOrderMark)
+            default: break
+            }
+        }
         if b.count >= 2, (b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE) {
             let name = b[0] == 0xFE ? "UTF-16BE" : "UTF-16LE"
             return .decided(DocumentEncoding(name: name, label: nil, source: .byteOrderMark), .native(expatName: "UTF-16"))
         }
-        if b.count < 2 && !isComplete { return .needMoreBytes }
         // UTF-16 without a mark: an ASCII '<' or white space beside a zero byte cannot be anything else.
         let asciiStart: Set<UInt8> = [0x3C, 0x20, 0x09, 0x0A, 0x0D]
         if b.count >= 2, b[0] == 0x00, asciiStart.contains(b[1]) {
@@ -148,7 +175,6 @@ enum EncodingSniffer {
         if b.count >= 2, asciiStart.contains(b[0]), b[1] == 0x00 {
             return .decided(DocumentEncoding(name: "UTF-16LE", label: nil, source: .byteOrderMark), .native(expatName: "UTF-16LE"))
         }
-        if b.count < 4 && !isComplete { return .needMoreBytes }
         // ASCII-compatible from here on.
         if let hint, !hint.trimmingASCIIWhitespace().isEmpty {
             return decide(label: hint, source: .charsetHint)
@@ -181,11 +207,17 @@ enum EncodingSniffer {
 
     private static let defaultUTF8 = Outcome.decided(DocumentEncoding(name: "UTF-8", label: nil, source: .defaulted), .native(expatName: nil))
 
-    /// Decides for ASCII-compatible bytes (UTF-16 was ruled out before this is called).
+    /// Decides for ASCII-compatible bytes (UTF-16 and UTF-32 were ruled out before this is called).
     private static func decide(label: String, source: DocumentEncoding.Source) -> Outcome {
         guard let resolved = EncodingLabel.resolve(label) else { return .unsupported(label: label, source: source) }
-        if case .native(let expatName) = resolved.decoder, expatName?.hasPrefix("UTF-16") == true {
-            // A label that claims UTF-16 for bytes that read as ASCII is wrong about them (WHATWG does the same).
+        let isWide: Bool
+        switch resolved.decoder {
+        case .native(let expatName): isWide = expatName?.hasPrefix("UTF-16") == true
+        case .transcoded: isWide = resolved.canonicalName.hasPrefix("UTF-32")
+        case .singleByte: isWide = false
+        }
+        if isWide {
+            // A label that claims UTF-16 or UTF-32 for bytes that read as ASCII is wrong about them (WHATWG does the same).
             return .decided(DocumentEncoding(name: "UTF-8", label: label, source: source), .native(expatName: "UTF-8"))
         }
         return .decided(DocumentEncoding(name: resolved.canonicalName, label: label, source: source), resolved.decoder)

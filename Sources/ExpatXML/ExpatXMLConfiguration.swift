@@ -57,6 +57,23 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// The longest prefix read to find the XML declaration's encoding before parsing starts. Default 1 KiB.
     public var maximumDeclarationBytes: Int = 1024
 
+    /// Name the encoding of a document that declares none (no byte-order mark, hint or `encoding`) and is not UTF-8,
+    /// with libuchardet, instead of reading it as UTF-8. Default `false`: such a document is not well-formed XML.
+    ///
+    /// The document is read as UTF-8 until its first byte above 0x7F; from there the parser holds the bytes back until
+    /// they decide. Four well-formed multi-byte UTF-8 sequences (or 4 KiB of bytes that are all UTF-8, or the end)
+    /// and the document stays UTF-8 (later invalid bytes are repaired or fail as usual). A byte that is not UTF-8 and
+    /// libuchardet looks at the ``encodingDetectionBytes`` bytes from the first byte above 0x7F, and iconv decodes the
+    /// rest of the document from the encoding it names (windows-1252 when it names none); everything before was
+    /// ASCII, which those encodings share.
+    /// ``XMLPushParser/encoding`` then says ``DocumentEncoding/Source/detected`` (or ``DocumentEncoding/Source/fallback``).
+    /// The outcome depends only on the bytes, never on how they were split into chunks.
+    public var detectsUndeclaredEncoding: Bool = false
+
+    /// How many bytes, from the first one that is not UTF-8, libuchardet looks at (and the parser holds back while it
+    /// waits for them). Default 64 KiB; fewer when the document ends sooner.
+    public var encodingDetectionBytes: Int = 64 * 1024
+
     /// The default configuration.
     public init() {}
 }

@@ -69,6 +69,8 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
         /// libexpat refused a call that sets the parser up (the message names it): a limit it does not accept, such
         /// as a ``ExpatXMLConfiguration/maximumAmplification`` below 1, or an encoding it could not take.
         public static let setupFailed = Code(rawValue: 1004)
+        /// libuchardet failed while naming the encoding of a document that declares none (the message has its code).
+        public static let encodingDetectionFailed = Code(rawValue: 1005)
 
         /// The code as a stable lowercase name for scripts and reports (`tag-mismatch`, `depth-limit-exceeded`);
         /// `expat-N` for a code without a name here.
@@ -101,6 +103,7 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
             case .unsupportedEncoding: return "unsupported-encoding"
             case .readFailed: return "read-failed"
             case .setupFailed: return "setup-failed"
+            case .encodingDetectionFailed: return "encoding-detection-failed"
             default: return "expat-\(rawValue)"
             }
         }
@@ -113,6 +116,7 @@ public struct ExpatXMLError: Error, Sendable, Hashable, CustomStringConvertible 
             case .unsupportedEncoding: return "unsupported encoding"
             case .readFailed: return "read failed"
             case .setupFailed: return "setup failed"
+            case .encodingDetectionFailed: return "encoding detection failed"
             default: return "expat error \(rawValue)"
             }
         }

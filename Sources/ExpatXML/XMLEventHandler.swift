@@ -170,6 +170,9 @@ public protocol XMLEventHandler: AnyObject {
     func comment(_ text: XMLBytes)
     /// A processing instruction other than the XML declaration.
     func processingInstruction(target: XMLBytes, data: XMLBytes)
+    /// The document type declaration begins: its root name and its external identifiers (empty when absent). Nothing
+    /// it names is ever loaded.
+    func startDoctype(name: XMLBytes, systemID: XMLBytes, publicID: XMLBytes)
     /// The document ended well-formed.
     func endDocument()
 }
@@ -184,5 +187,6 @@ extension XMLEventHandler {
     public func endPrefixMapping(prefix: XMLBytes) {}
     public func comment(_ text: XMLBytes) {}
     public func processingInstruction(target: XMLBytes, data: XMLBytes) {}
+    public func startDoctype(name: XMLBytes, systemID: XMLBytes, publicID: XMLBytes) {}
     public func endDocument() {}
 }

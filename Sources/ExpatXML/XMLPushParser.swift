@@ -35,6 +35,14 @@ public final class XMLPushParser {
     /// The leading white space removed: bytes, newlines, and columns on its last line.
     private var stripped: (bytes: Int64, newlines: Int, lastLineColumns: Int) = (0, 0, 0)
     private var leadingWhitespaceRepairs = 0
+    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``):
+    /// the bytes held back from its first byte above 0x7F. `nil` once decided, or when not detecting.
+    private var undetected: [UInt8]?
+    /// The first byte above 0x7F was not UTF-8: the held bytes wait for libuchardet.
+    private var collectingForDetection = false
+    /// How many of the held bytes were walked, and how many well-formed UTF-8 sequences were found in them.
+    private var detectionScanned = 0
+    private var utf8Sequences = 0
 
     private enum Phase {
         case sniffing, parsing, finished
@@ -234,6 +242,7 @@ public final class XMLPushParser {
                     state.pointee.repairFilter = filter
                 }
             }
+            if configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted { undetected = [] }
             phase = .parsing
             handler.startDocument()
             if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
@@ -248,6 +257,161 @@ public final class XMLPushParser {
     }
 
     private func feed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if undetected != nil {
+            try detectThenFeed(bytes, isFinal: isFinal)
+        } else {
+            try decodeAndFeed(bytes, isFinal: isFinal)
+        }
+    }
+
+    // MARK: Undeclared encodings
+
+    /// How many well-formed multi-byte UTF-8 sequences, from the first byte above 0x7F on, make an undeclared document
+    /// UTF-8: one can be an accident of a legacy encoding (GBK's `CD B6` is also UTF-8's `Ͷ`), four in a row hardly.
+    static let utf8ConfirmationSequences = 4
+    /// How far past the first byte above 0x7F the parser looks for those sequences before it settles for UTF-8 anyway
+    /// (English text with one curly quote): the most it holds back from a document that turns out to be UTF-8.
+    static let utf8ConfirmationBytes = 4096
+
+    /// An undeclared document's bytes while its encoding is open: ASCII goes on as UTF-8; from the first byte above 0x7F
+    /// the bytes are held until they decide (see ``ExpatXMLConfiguration/detectsUndeclaredEncoding``). What is decided
+    /// depends only on the bytes from that first byte on, never on how they were split.
+    private func detectThenFeed(_ input: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
+        if undetected!.isEmpty {
+            guard let first = Self.firstNonASCII(in: input) else { return try decodeAndFeed(input, isFinal: isFinal) }
+            if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: input[..<first]), isFinal: false) }
+            undetected = Array(UnsafeRawBufferPointer(rebasing: input[first...]))
+        } else {
+            undetected!.append(contentsOf: input)
+        }
+        guard let held = undetected else { return }
+        if !collectingForDetection {
+            // Walk the held bytes' multi-byte sequences from where the last chunk stopped.
+            var index = detectionScanned
+            var decidedUTF8 = false
+            held.withUnsafeBytes { bytes in
+                while index < bytes.count {
+                    if utf8Sequences >= Self.utf8ConfirmationSequences || index >= Self.utf8ConfirmationBytes {
+                        decidedUTF8 = true
+                        return
+                    }
+                    if bytes[index] < 0x80 {
+                        index += 1
+                        continue
+                    }
+                    switch Self.utf8Sequence(UnsafeRawBufferPointer(rebasing: bytes[index...])) {
+                    case .valid(let length):
+                        utf8Sequences += 1
+                        index += length
+                    case .incomplete where !isFinal:
+                        return  // wait for the rest of it
+                    case .incomplete, .invalid:
+                        collectingForDetection = true
+                        return
+                    }
+                }
+                // Every byte so far was UTF-8: at the document's end, or once enough is seen, that settles it.
+                decidedUTF8 = isFinal || utf8Sequences >= Self.utf8ConfirmationSequences || index >= Self.utf8ConfirmationBytes
+            }
+            detectionScanned = index
+            if !decidedUTF8 && !collectingForDetection { return }
+        }
+        // Not UTF-8: libuchardet looks at the first `encodingDetectionBytes` bytes from the first byte above 0x7F.
+        let sampleLength = max(1, configuration.encodingDetectionBytes)
+        if collectingForDetection && held.count < sampleLength && !isFinal { return }
+        var failure: ExpatXMLError?
+        held.withUnsafeBytes { bytes in
+            do throws(ExpatXMLError) {
+                if collectingForDetection {
+                    try switchToDetectedEncoding(sample: UnsafeRawBufferPointer(rebasing: bytes.prefix(sampleLength)))
+                } else {
+                    undetected = nil  // UTF-8
+                }
+                try decodeAndFeed(bytes, isFinal: isFinal)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Asks libuchardet what `sample` is and decodes the rest of the document from it with iconv.
+    private func switchToDetectedEncoding(sample: UnsafeRawBufferPointer) throws(ExpatXMLError) {
+        undetected = nil
+        let answer: String?
+        do {
+            answer = try Uchardet.detect(sample)
+        } catch {
+            let failure = self.error(error.code, error.message)
+            phase = .failed(failure)
+            throw failure
+        }
+        // uchardet may answer UTF-8 or ASCII for bytes that are neither, or nothing: then windows-1252, the last resort.
+        var source = DocumentEncoding.Source.detected
+        var resolved = answer.flatMap(EncodingLabel.resolve)
+        var iconvName: String?
+        switch resolved?.decoder {
+        case .singleByte(let name)?, .transcoded(let name)?: iconvName = name
+        case .native?, nil: iconvName = nil
+        }
+        if iconvName == nil || answer?.uppercased() == "ASCII" {
+            source = .fallback
+            resolved = EncodingLabel.resolve("windows-1252")
+            iconvName = "CP1252"
+        }
+        guard let resolved, let iconvName, let transcoder = IconvTranscoder(from: iconvName) else {
+            let failure = error(.unsupportedEncoding, "unsupported encoding '\(answer ?? "windows-1252")' (named by libuchardet)")
+            phase = .failed(failure)
+            throw failure
+        }
+        self.transcoder = transcoder
+        encoding = DocumentEncoding(name: resolved.canonicalName, label: answer, source: source)
+    }
+
+    /// The index of the first byte above 0x7F, eight bytes at a time.
+    private static func firstNonASCII(in bytes: UnsafeRawBufferPointer) -> Int? {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private enum UTF8Sequence {
+        case valid(Int), invalid, incomplete
+    }
+
+    /// The well-formed UTF-8 sequence the bytes start with (RFC 3629; the Unicode Standard's table 3-7), or why not.
+    private static func utf8Sequence(_ bytes: UnsafeRawBufferPointer) -> UTF8Sequence {
+        let lead = bytes[0]
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF
+        let length: Int
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: return .invalid
+        }
+        for offset in 1..<length {
+            guard offset < bytes.count else { return .incomplete }
+            let byte = bytes[offset]
+            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return .invalid }
+        }
+        return .valid(length)
+    }
+
+    // MARK: Decoding
+
+    private func decodeAndFeed(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if let transcoder {
             try transcoder.convert(bytes, isFinal: isFinal) { (utf8) throws(ExpatXMLError) in try repairAndFeed(utf8, isFinal: false) }
             if isFinal { try repairAndFeed(UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true) }
@@ -404,6 +568,14 @@ public final class XMLPushParser {
             guard state.pointee.pendingError == nil else { return }
             ParserState.flushText(state)
             state.pointee.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!))
+        })
+        // expat.h: XML_SetStartDoctypeDeclHandler; the identifiers are NULL when absent.
+        XML_SetStartDoctypeDeclHandler(expat, { userData, name, systemID, publicID, _ in
+            let state = userData!.assumingMemoryBound(to: ParserState.self)
+            guard state.pointee.pendingError == nil else { return }
+            ParserState.flushText(state)
+            state.pointee.handler.startDoctype(name: XMLBytes(cString: name), systemID: XMLBytes(cString: systemID),
+                                               publicID: XMLBytes(cString: publicID))
         })
         if configuration.cdataHandling == .separate {
             XML_SetCdataSectionHandler(expat, { userData in

@@ -40,6 +40,16 @@ final class FeedEventHandler: XMLEventHandler {
     @exclusivity(unchecked) var imageDepth = 0
     @exclusivity(unchecked) var mediaGroupDepth = 0
     @exclusivity(unchecked) var isRDF = false
+    /// The root is Microsoft CDF's `CHANNEL`: items and channels nest, and URLs and dates are attributes.
+    @exclusivity(unchecked) var isCDF = false
+    /// The `itunes:category` elements open around the current element, outermost first, with their `text`.
+    @exclusivity(unchecked) var iTunesCategories: [(depth: Int, text: String?)] = []
+    /// The attributes of an Atom `link` without `href`, while its text (taken as the URL) is captured.
+    @exclusivity(unchecked) var pendingLink: Link?
+    /// Attribute values repeated item after item (category schemes, link types), made into `String`s once.
+    @exclusivity(unchecked) var interner = StringInterner()
+    /// The public identifier of the document type declaration, if any (Netscape's RSS 0.91 names its DTD there).
+    @exclusivity(unchecked) var doctypePublicID: String?
 
     /// `xml:base` and `xml:lang` in scope: one frame per element that sets either.
     @exclusivity(unchecked) private var frames: [(depth: Int, base: String?, language: String?)]
@@ -59,15 +69,18 @@ final class FeedEventHandler: XMLEventHandler {
 
     /// The `xml:base` in scope, or the document's URL.
     var base: String? { frames[frames.count - 1].base }
-    /// The `xml:lang` in scope.
-    var language: String? { frames[frames.count - 1].language }
+    /// The `xml:lang` in scope, as a BCP 47 tag.
+    var language: String? {
+        let language = frames[frames.count - 1].language
+        return language?.isEmpty == true ? nil : language
+    }
 
     // MARK: Events
 
     func startElement(_ name: XMLName, attributes: XMLAttributes) {
         depth += 1
         if captureDepth > 0 {
-            capture!.startChild(name, attributes: attributes)
+            capture!.startChild(name, attributes: attributes, isHTML: isHTMLMarkup(name))
             checkCaptureSize()
             return
         }
@@ -85,14 +98,19 @@ final class FeedEventHandler: XMLEventHandler {
             metadata.format?.version = "0.90"  // RDF with the Netscape 0.9 vocabulary
         }
 
-        // An Atom person's name, email and uri, in an entry or in the feed.
-        if personDepth > 0, depth == personDepth + 1, isAtom {
+        // A person's name, email and uri (an Atom author or contributor, an itunes:owner), in an entry or in the feed.
+        if personDepth > 0 {
+            guard depth == personDepth + 1 else { return }
             switch tag {
-            case .name: begin(.personName)
-            case .email: begin(.personEmail)
+            case .name, .itunesName: begin(.personName)
+            case .email, .itunesEmail: begin(.personEmail)
             case .uri: begin(.personURI)
             default: break
             }
+            return
+        }
+        if tag == .itunesCategory {
+            iTunesCategory(attributes)
             return
         }
         if itemDepth > 0 {
@@ -106,17 +124,12 @@ final class FeedEventHandler: XMLEventHandler {
             startItem(attributes)
             return
         }
-        if tag == .channel && isRSS && depth == 2 {
+        if tag == .channel && isRSS && depth == 2 && !isCDF {
             channelDepth = 2
             return
         }
         if imageDepth > 0 {
-            if depth == imageDepth + 1 && tag == .url && isRSS { begin(.feedImageURL) }
-            return
-        }
-        if tag == .itunesCategory && depth > channelDepth + 1 {
-            // Subcategories nest inside their category.
-            if let text = attributes.value(localName: "text") { appendCategory(text.string, to: &metadata.categories) }
+            if depth == imageDepth + 1 && isRSS { feedImageElement(tag) }
             return
         }
         let isFeedChild = depth == channelDepth + 1 || (isRDF && depth == 2)
@@ -135,7 +148,7 @@ final class FeedEventHandler: XMLEventHandler {
         }
         if captureDepth > 0 {
             if depth > captureDepth {
-                capture!.endChild(name)
+                capture!.endChild(name, isHTML: isHTMLMarkup(name))
                 return
             }
             let current = capture.take()!
@@ -151,13 +164,11 @@ final class FeedEventHandler: XMLEventHandler {
         if personDepth > 0 && depth == personDepth, let person {
             self.person = nil
             personDepth = 0
-            if person.person != Person() {
-                if person.forItem {
-                    if (item?.atomAuthors.count ?? 0) < maximumListLength { item?.atomAuthors.append(person.person) }
-                } else {
-                    appendUnique(person.person, to: &metadata.authors)
-                }
-            }
+            if person.person != Person() { assign(person) }
+            return
+        }
+        if let last = iTunesCategories.last, last.depth == depth {
+            iTunesCategories.removeLast()
             return
         }
         if mediaGroupDepth > 0 && depth == mediaGroupDepth { mediaGroupDepth = 0; return }
@@ -193,6 +204,20 @@ final class FeedEventHandler: XMLEventHandler {
         if depth == 0 && prefix.isEmpty { rootDefaultNamespace = namespaces.classify(namespaceURI) }
     }
 
+    func startDoctype(name: XMLBytes, systemID: XMLBytes, publicID: XMLBytes) {
+        if !publicID.isEmpty { doctypePublicID = publicID.string }
+    }
+
+    /// Whether markup inside a captured field is HTML: in XHTML's namespace, or unprefixed in none or in a feed
+    /// vocabulary's (markup written straight into an RSS 1.0 or Atom element inherits the document's default namespace).
+    private func isHTMLMarkup(_ name: XMLName) -> Bool {
+        switch namespaces.classify(name.namespaceURI) {
+        case .xhtml: return true
+        case .rss, .rss10, .rss090, .atom, .atom03: return name.prefix.isEmpty
+        default: return false
+        }
+    }
+
     // MARK: Scope
 
     private func scopeAttributes(_ attributes: XMLAttributes) {
@@ -202,12 +227,13 @@ final class FeedEventHandler: XMLEventHandler {
             if attribute.name.localName.equals("base") {
                 newBase = attribute.value.string
             } else if attribute.name.localName.equals("lang") {
-                newLanguage = attribute.value.string.trimmingXMLWhitespace()
+                // xml:lang="" says the language is unknown (XML 1.0, section 2.12): no language, not an empty one.
+                newLanguage = ValueParsers.languageTag(attribute.value.string) ?? ""
             }
         }
         guard newBase != nil || newLanguage != nil else { return }
         let resolvedBase = newBase.map { resolver.resolve($0, against: base, emptyIsBase: true) } ?? base
-        frames.append((depth, resolvedBase, newLanguage ?? language))
+        frames.append((depth, resolvedBase, newLanguage ?? frames[frames.count - 1].language))
     }
 
     func resolve(_ url: String?, base: String? = nil, emptyIsBase: Bool = false) -> String? {
@@ -224,6 +250,12 @@ final class FeedEventHandler: XMLEventHandler {
         capture = newCapture
         captureDepth = depth
         xml.isCollectingText = true
+    }
+
+    /// Begins a capture that keeps a scheme and a label for its element's end (a category's `domain`, `scheme`, `label`).
+    func begin(_ field: Field, scheme: String?, label: String? = nil) {
+        begin(field)
+        if scheme != nil || label != nil { capture?.setCategoryAttributes(scheme: scheme, label: label) }
     }
 
     /// Begins an Atom text construct, reading its form from `type` (and Atom 0.3's `mode`).

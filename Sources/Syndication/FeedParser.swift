@@ -8,10 +8,12 @@ import StreamingJSON
 /// How a ``FeedParser`` reads a feed.
 public struct FeedParserConfiguration: Sendable, Hashable {
     /// The XML parser's configuration. By default it repairs malformed input (bare `&`, HTML entities,
-    /// invalid UTF-8, …) instead of failing, and processes namespaces; its limits apply.
+    /// invalid UTF-8, …) instead of failing, names the encoding of a document that declares none and is not UTF-8
+    /// with libuchardet, and processes namespaces; its limits apply.
     public var xml: ExpatXMLConfiguration = {
         var xml = ExpatXMLConfiguration()
         xml.repairsMalformedInput = true
+        xml.detectsUndeclaredEncoding = true
         return xml
     }()
 
@@ -65,7 +67,7 @@ public struct FeedError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The XML parser stopped, with its code (malformed, truncated, a limit, an encoding).
         case xml(ExpatXMLError.Code)
-        /// The document is XML whose root element is not RSS or Atom, or JSON that is not a JSON Feed.
+        /// The document is XML whose root element is not RSS, Atom or CDF, or JSON that is not a JSON Feed.
         case notAFeed
         /// The JSON parser stopped, with its code (malformed, truncated, a limit).
         case json(JSONError.Code)

@@ -12,9 +12,10 @@ enum Field {
     case itemPubDate, itemPublished, itemIssued, itemDCDate, itemTermsIssued, itemTermsCreated
     case itemUpdated, itemModified, itemTermsModified
     case itemDescription, itemSummary, itemDCDescription, itemITunesSummary, itemITunesSubtitle, itemMediaDescription
-    case itemContentEncoded, itemContent
-    case itemRSSAuthor, itemDCCreator, itemITunesAuthor
-    case itemCategory, itemDCSubject
+    case itemContentEncoded, itemContent, itemBody, itemFullitem
+    case itemRSSAuthor, itemDCCreator, itemITunesAuthor, itemDCContributor
+    case itemCategory, itemDCSubject, itemMediaKeywords
+    case itemAtomLinkText, itemRights, itemDCRights, itemLicense
     case itemComments, itemCommentsFeed, itemCommentCount
     case itemDuration, itemEpisode, itemSeason, itemExplicit, itemKeywords, itemPodcastGUID
     // a person (Atom author/contributor) inside an item or the feed
@@ -24,6 +25,9 @@ enum Field {
     case feedRights, feedDCRights, feedGenerator, feedLastBuildDate, feedPubDate, feedUpdated, feedDCDate
     case feedImageURL, feedIcon, feedLogo, feedTTL, feedUpdatePeriod, feedUpdateFrequency, feedSkipHour, feedSkipDay
     case feedManagingEditor, feedDCCreator, feedITunesAuthor, feedCategory
+    case feedID, feedAbstract, feedWebMaster, feedDCPublisher, feedDCContributor, feedDCDescription, feedITunesSubtitle
+    case feedTermsRights, feedTermsModified, feedTermsIssued, feedTermsCreated, feedUpdateBase, feedLicense, feedKeywords
+    case feedAtomLinkText, feedImageTitle, feedImageLink, feedImageWidth, feedImageHeight, feedImageDescription
 }
 
 extension FeedEventHandler {
@@ -63,10 +67,26 @@ extension FeedEventHandler {
         case .itemMediaDescription: if let text, item?.mediaDescription == nil { item?.mediaDescription = TextContent(text, type: capture.kind) }
         case .itemContentEncoded: item?.contentEncoded = text
         case .itemContent: if let text { item?.content = TextContent(text, type: capture.kind) }
+        case .itemBody: if item?.body == nil { item?.body = text }
+        case .itemFullitem: if item?.fullitem == nil { item?.fullitem = text }
         case .itemRSSAuthor: if let text, (item?.rssAuthors.count ?? 0) < maximumListLength { item?.rssAuthors.append(text) }
         case .itemDCCreator: if let text, (item?.dcCreators.count ?? 0) < maximumListLength { item?.dcCreators.append(text) }
+        case .itemDCContributor:
+            if let text, itemDepth > 0, let person = ValueParsers.rssPersonIfAny(text) { item?.appendContributor(person, maximum: maximumListLength) }
         case .itemITunesAuthor: item?.itunesAuthor = text
-        case .itemCategory, .itemDCSubject: if let text, item != nil { appendCategory(text, to: &item!.categories) }
+        case .itemCategory, .itemDCSubject:
+            if let text, itemDepth > 0 { appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label)) }
+        case .itemMediaKeywords:
+            if let text, itemDepth > 0 { appendKeywords(text, scheme: nil) }
+        case .itemAtomLinkText:
+            if var link = pendingLink, let url = resolve(text, base: capture.base) {
+                link.href = url
+                record(link, forItem: true, attributes: nil)
+            }
+            pendingLink = nil
+        case .itemRights: if item?.rights == nil { item?.rights = text }
+        case .itemDCRights: if item?.dcRights == nil { item?.dcRights = text }
+        case .itemLicense: if item?.license == nil { item?.license = resolve(text, base: capture.base) }
         case .itemComments: item?.comments = resolve(text, base: capture.base)
         case .itemCommentsFeed: item?.commentsFeed = resolve(text, base: capture.base)
         case .itemCommentCount: if let text, let count = Int(text) { item?.commentCount = count }
@@ -77,6 +97,7 @@ extension FeedEventHandler {
         case .itemKeywords:
             item?.podcast.keywords = Array((text ?? "").split(separator: ",").lazy.map { String($0).trimmingXMLWhitespace() }
                 .filter { !$0.isEmpty }.prefix(maximumListLength))
+            if let text, itemDepth > 0 { appendKeywords(text, scheme: capture.scheme) }
         case .itemPodcastGUID: item?.podcast.guid = text
         case .personName: person?.person.name = text
         case .personEmail: person?.person.email = text
@@ -84,23 +105,50 @@ extension FeedEventHandler {
         case .feedTitle: if let text { setMetadata(\.title, text, priority: 1, key: "title") }
         case .feedLink: setMetadata(\.link, resolve(text, base: capture.base), priority: 0, key: "link")
         case .feedDescription: if let text { setMetadata(\.description, TextContent(text, type: .html), priority: 0, key: "description") }
+        case .feedAbstract: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 0, key: "description") }
         case .feedSubtitle: if let text { setMetadata(\.description, TextContent(text, type: capture.kind), priority: 1, key: "description") }
-        case .feedITunesSummary: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 2, key: "description") }
-        case .feedLanguage: setMetadata(\.language, text, priority: 0, key: "language")
-        case .feedDCLanguage: setMetadata(\.language, text, priority: 1, key: "language")
+        case .feedDCDescription: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 2, key: "description") }
+        case .feedITunesSubtitle: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 3, key: "description") }
+        case .feedITunesSummary: if let text { setMetadata(\.description, TextContent(text, type: .text), priority: 4, key: "description") }
+        case .feedLanguage: setMetadata(\.language, text.flatMap(ValueParsers.languageTag), priority: 0, key: "language")
+        case .feedDCLanguage: setMetadata(\.language, text.flatMap(ValueParsers.languageTag), priority: 1, key: "language")
         case .feedRights: setMetadata(\.rights, text, priority: 0, key: "rights")
         case .feedDCRights: setMetadata(\.rights, text, priority: 1, key: "rights")
-        case .feedGenerator: setMetadata(\.generator, text, priority: 0, key: "generator")
+        case .feedTermsRights: setMetadata(\.rights, text, priority: 2, key: "rights")
+        case .feedGenerator:
+            setMetadata(\.generator, text, priority: 0, key: "generator")
+            if let text {
+                var generator = metadata.generatorDetails ?? Generator()
+                if generator.name == nil { generator.name = text }
+                metadata.generatorDetails = generator
+            }
+        case .feedID: if metadata.id == nil { metadata.id = text }
         case .feedLastBuildDate: setFeedDate(text, priority: 0)
         case .feedUpdated: setFeedDate(text, priority: 1)
-        case .feedPubDate: setFeedDate(text, priority: 2)
-        case .feedDCDate: setFeedDate(text, priority: 3)
-        case .feedImageURL: setMetadata(\.image, resolve(text, base: capture.base), priority: 0, key: "image")
+        case .feedTermsModified: setFeedDate(text, priority: 2)
+        case .feedPubDate:
+            setFeedDate(text, priority: 3)
+            setFeedPublished(text, priority: 0)
+        case .feedDCDate: setFeedDate(text, priority: 4)
+        case .feedTermsIssued: setFeedPublished(text, priority: 1)
+        case .feedTermsCreated: setFeedPublished(text, priority: 2)
+        case .feedImageURL:
+            let url = resolve(text, base: capture.base)
+            setMetadata(\.image, url, priority: 0, key: "image")
+            updateImageDetails { if $0.url == nil { $0.url = url } }
+        case .feedImageTitle: updateImageDetails { if $0.title == nil { $0.title = text } }
+        case .feedImageLink:
+            let url = resolve(text, base: capture.base)
+            updateImageDetails { if $0.link == nil { $0.link = url } }
+        case .feedImageWidth: updateImageDetails { if $0.width == nil { $0.width = text.flatMap { Int($0) } } }
+        case .feedImageHeight: updateImageDetails { if $0.height == nil { $0.height = text.flatMap { Int($0) } } }
+        case .feedImageDescription: updateImageDetails { if $0.description == nil { $0.description = text } }
         case .feedLogo: setMetadata(\.image, resolve(text, base: capture.base), priority: 1, key: "image")
         case .feedIcon: metadata.icon = resolve(text, base: capture.base)
         case .feedTTL: metadata.ttl = text.flatMap { Int($0) }
-        case .feedUpdatePeriod: metadata.updatePeriod = text
-        case .feedUpdateFrequency: metadata.updateFrequency = text.flatMap { Int($0) }
+        case .feedUpdatePeriod: metadata.updatePeriod = text.flatMap(UpdatePeriod.init(text:))
+        case .feedUpdateFrequency: metadata.updateFrequency = text.flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+        case .feedUpdateBase: metadata.updateBase = text.flatMap(FeedDate.parse)
         case .feedSkipHour:
             if let hour = text.flatMap({ Int($0) }), (0...24).contains(hour), !metadata.skipHours.contains(hour) { metadata.skipHours.append(hour) }
         case .feedSkipDay:
@@ -108,8 +156,39 @@ extension FeedEventHandler {
         case .feedManagingEditor: if let text, let person = ValueParsers.rssPersonIfAny(text) { appendUnique(person, to: &metadata.authors) }
         case .feedDCCreator: if let text, let person = ValueParsers.rssPersonIfAny(text) { appendUnique(person, to: &metadata.authors) }
         case .feedITunesAuthor: if let text { appendUnique(Person(name: text), to: &metadata.authors) }
-        case .feedCategory: if let text { appendCategory(text, to: &metadata.categories) }
+        case .feedWebMaster: setMetadata(\.publisher, text.flatMap(ValueParsers.rssPersonIfAny), priority: 0, key: "publisher")
+        case .feedDCPublisher: setMetadata(\.publisher, text.flatMap(ValueParsers.rssPersonIfAny), priority: 1, key: "publisher")
+        case .feedDCContributor:
+            if let text, let person = ValueParsers.rssPersonIfAny(text) { appendUnique(person, to: &metadata.contributors) }
+        case .feedCategory: if let text { appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label)) }
+        case .feedKeywords: if let text { appendKeywords(text, scheme: capture.scheme) }
+        case .feedLicense: if metadata.license == nil { metadata.license = resolve(text, base: capture.base) }
+        case .feedAtomLinkText:
+            if var link = pendingLink, let url = resolve(text, base: capture.base) {
+                link.href = url
+                record(link, forItem: false, attributes: nil)
+            }
+            pendingLink = nil
         }
+    }
+
+    /// Puts a closed person where it goes: an item's authors or contributors, the feed's, or the feed's publisher.
+    func assign(_ builder: PersonBuilder) {
+        let person = builder.person
+        switch builder.target {
+        case .itemAuthor: if (item?.atomAuthors.count ?? 0) < maximumListLength { item?.atomAuthors.append(person) }
+        case .itemContributor: if itemDepth > 0 { item?.appendContributor(person, maximum: maximumListLength) }
+        case .feedAuthor: appendUnique(person, to: &metadata.authors)
+        case .feedContributor: appendUnique(person, to: &metadata.contributors)
+        case .feedPublisher: setMetadata(\.publisher, person, priority: 2, key: "publisher")
+        }
+    }
+
+    /// Changes the feed's RSS image details, creating them on first use.
+    private func updateImageDetails(_ change: (inout FeedImage) -> Void) {
+        var image = metadata.imageDetails ?? FeedImage()
+        change(&image)
+        metadata.imageDetails = image.isEmpty ? nil : image
     }
 
     /// Sets a metadata field unless an element of the same or a better (lower) priority already set it.
@@ -121,15 +200,25 @@ extension FeedEventHandler {
     }
 
     /// The feed's `updated` from the best-priority date element; its raw text only while no date parsed.
-    private func setFeedDate(_ text: String?, priority: Int) {
+    func setFeedDate(_ text: String?, priority: Int) {
+        setDate(text, priority: priority, key: "updated", \.updated, raw: \.updatedRaw)
+    }
+
+    /// The feed's `published` from the best-priority date element; its raw text only while no date parsed.
+    func setFeedPublished(_ text: String?, priority: Int) {
+        setDate(text, priority: priority, key: "published", \.published, raw: \.publishedRaw)
+    }
+
+    private func setDate(_ text: String?, priority: Int, key: String, _ date: WritableKeyPath<FeedMetadata, Date?>,
+                         raw: WritableKeyPath<FeedMetadata, String?>) {
         guard let text else { return }
-        if let existing = metadataPriority["updated"], existing <= priority { return }
-        if let date = FeedDate.parse(text) {
-            metadataPriority["updated"] = priority
-            metadata.updated = date
-            metadata.updatedRaw = nil
-        } else if metadata.updated == nil {
-            metadata.updatedRaw = text
+        if let existing = metadataPriority[key], existing <= priority { return }
+        if let parsed = FeedDate.parse(text) {
+            metadataPriority[key] = priority
+            metadata[keyPath: date] = parsed
+            metadata[keyPath: raw] = nil
+        } else if metadata[keyPath: date] == nil {
+            metadata[keyPath: raw] = text
         }
     }
 
@@ -140,7 +229,7 @@ extension FeedEventHandler {
     /// Building and delivering stay in one function: a builder that returns the `Article` costs one more copy of it
     /// on its way to `onArticle`, even inlined (~0.7% of full extraction in callgrind).
     func emit(_ item: ItemBuilder) {
-        let link = item.atomLink ?? item.rssLink
+        let link = item.atomLink ?? item.rssLink ?? item.rssLinkHref
             ?? (item.guidIsPermaLink && item.guid.map(ValueParsers.looksLikeURL) == true ? resolve(item.guid, base: item.base) : nil)
         let (id, idSource): (String, Article.IDSource)
         if let guid = item.guid { (id, idSource) = (guid, .guid) }
@@ -169,6 +258,9 @@ extension FeedEventHandler {
             ?? item.itunesSummary.map { TextContent($0, type: .text) } ?? item.itunesSubtitle.map { TextContent($0, type: .text) }
             ?? item.mediaDescription
         article.content = item.contentEncoded.map { TextContent($0, type: .html) } ?? item.content
+        if article.content == nil, let extras = item.extras {
+            article.content = extras.body.map { TextContent($0, type: .html) } ?? extras.fullitem.map { TextContent($0, type: .html) }
+        }
         article.categories = item.categories
         article.enclosures = item.enclosures
         article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
@@ -180,6 +272,14 @@ extension FeedEventHandler {
         article.commentCount = item.commentCount
         article.language = item.language ?? metadata.language
         if !item.podcast.isEmpty { article.podcast = item.podcast }
+        if !item.links.isEmpty { article.links = item.links }
+        if !item.categoryDetails.isEmpty { article.categoryDetails = item.categoryDetails }
+        if let extras = item.extras {
+            article.contentSource = extras.contentSource
+            article.license = extras.license
+            article.rights = extras.rights ?? extras.dcRights
+            article.contributors = extras.contributors
+        }
         articleCount += 1
         onArticle(article, metadata)
     }
@@ -196,11 +296,20 @@ extension FeedEventHandler {
 
     // MARK: Bounded lists
 
-    /// Appends a trimmed category unless it is empty, already there, or the list is full.
-    func appendCategory(_ text: String, to categories: inout [String]) {
-        let category = text.trimmingXMLWhitespace()
-        guard categories.count < maximumListLength else { return }  // bounded: no quadratic work on hostile lists
-        if !category.isEmpty && !categories.contains(category) { categories.append(category) }
+    /// Appends a category to the open item's lists, or to the feed's when no item is open.
+    func appendCategory(_ category: Category) {
+        if itemDepth > 0 {
+            item?.appendCategory(category, maximum: maximumListLength)
+        } else {
+            Syndication.appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails, maximum: maximumListLength)
+        }
+    }
+
+    /// Appends each comma-separated keyword of `itunes:keywords` or `media:keywords` as a category.
+    func appendKeywords(_ text: String, scheme: String?) {
+        for keyword in text.split(separator: ",").prefix(maximumListLength) {
+            appendCategory(Category(term: String(keyword), scheme: scheme))
+        }
     }
 
     /// Appends a person unless nobody, already there, or the list is full.
@@ -208,4 +317,18 @@ extension FeedEventHandler {
         guard people.count < maximumListLength, person != Person() else { return }
         if !people.contains(person) { people.append(person) }
     }
+}
+
+/// Appends a category with its term trimmed: the term to `categories` unless it is there, the category with its scheme,
+/// label and parent to `details` unless it is there; nothing when the term is empty or a list holds `maximum`.
+func appendCategory(_ category: Category, to categories: inout [String], details: inout [Category], maximum: Int) {
+    var category = category
+    category.term = category.term.trimmingXMLWhitespace()
+    guard !category.term.isEmpty else { return }
+    // Room for a few at once: most items have one to four categories.
+    if categories.isEmpty { categories.reserveCapacity(4) }
+    if details.isEmpty { details.reserveCapacity(4) }
+    // Bounded: no quadratic work on hostile lists.
+    if categories.count < maximum && !categories.contains(category.term) { categories.append(category.term) }
+    if details.count < maximum && !details.contains(category) { details.append(category) }
 }

@@ -251,6 +251,59 @@ extension Article {
         json.field("externalURL", externalURL)
         json.field("contentText", contentText)
         json.field("bannerImage", bannerImage)
+        // Issue 16: links, category details, out-of-line content, licence, rights, contributors.
+        json.field("links", links)
+        json.field("categoryDetails", categoryDetails)
+        if let contentSource { json.key("contentSource"); contentSource.write(to: &json) }
+        json.field("license", license)
+        json.field("rights", rights)
+        json.field("contributors", contributors)
+        json.endObject()
+    }
+}
+
+extension JSONWriter {
+    /// Writes `"key": [{link}, …]` when the list is not empty.
+    public mutating func field(_ key: StaticString, _ links: [Link]) {
+        guard !links.isEmpty else { return }
+        self.key(key)
+        beginArray()
+        for link in links { link.write(to: &self) }
+        endArray()
+    }
+
+    /// Writes `"key": [{category}, …]` when the list is not empty.
+    public mutating func field(_ key: StaticString, _ categories: [Category]) {
+        guard !categories.isEmpty else { return }
+        self.key(key)
+        beginArray()
+        for category in categories { category.write(to: &self) }
+        endArray()
+    }
+}
+
+extension Link {
+    /// Writes `{"href":…,"rel":…,"type":…,"title":…,"hreflang":…,"length":…}` without absent fields.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("href", href)
+        json.field("rel", rel)
+        json.field("type", type)
+        json.field("title", title)
+        json.field("hreflang", hreflang)
+        if let length { json.key("length"); json.number(length) }
+        json.endObject()
+    }
+}
+
+extension Category {
+    /// Writes `{"term":…,"scheme":…,"label":…,"parent":…}` without absent fields.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("term", term)
+        json.field("scheme", scheme)
+        json.field("label", label)
+        json.field("parent", parent)
         json.endObject()
     }
 }
@@ -298,6 +351,7 @@ extension FeedSummary {
             json.beginObject()
             json.field("family", format.family.rawValue)
             json.field("version", format.version)
+            json.field("dialect", format.dialect?.rawValue)
             json.endObject()
         }
         if let encoding {
@@ -372,7 +426,7 @@ extension FeedMetadata {
         json.field("authors", authors)
         json.field("categories", categories)
         json.field("ttl", ttl)
-        json.field("updatePeriod", updatePeriod)
+        json.field("updatePeriod", updatePeriod?.rawValue)
         json.field("updateFrequency", updateFrequency)
         if !skipHours.isEmpty {
             json.key("skipHours")
@@ -384,6 +438,35 @@ extension FeedMetadata {
         // JSON Feed (issue 15).
         if let expired { json.key("expired"); json.bool(expired) }
         json.field("nextURL", nextURL)
+        // Issue 16: identity, dates, people, image, generator, licence, links, category details, update base.
+        json.field("id", id)
+        json.field("published", published)
+        json.field("publishedRaw", publishedRaw)
+        if let imageDetails {
+            json.key("imageDetails")
+            json.beginObject()
+            json.field("url", imageDetails.url)
+            json.field("title", imageDetails.title)
+            json.field("link", imageDetails.link)
+            json.field("width", imageDetails.width)
+            json.field("height", imageDetails.height)
+            json.field("description", imageDetails.description)
+            json.endObject()
+        }
+        if let publisher { json.key("publisher"); publisher.write(to: &json) }
+        json.field("contributors", contributors)
+        if let generatorDetails {
+            json.key("generatorDetails")
+            json.beginObject()
+            json.field("name", generatorDetails.name)
+            json.field("uri", generatorDetails.uri)
+            json.field("version", generatorDetails.version)
+            json.endObject()
+        }
+        json.field("license", license)
+        json.field("links", links)
+        json.field("categoryDetails", categoryDetails)
+        json.field("updateBase", updateBase)
         json.endObject()
     }
 }

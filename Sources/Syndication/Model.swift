@@ -8,30 +8,46 @@ public struct FeedFormat: Sendable, Hashable, CustomStringConvertible {
     public enum Family: String, Sendable, Hashable {
         /// RSS 0.90–0.94, 1.0 (RDF) and 2.0.
         case rss
-        /// Atom 0.3 and 1.0.
+        /// Atom 0.1–0.3 (and the drafts before 1.0) and 1.0.
         case atom
         /// JSON Feed 1.0 and 1.1.
         case json
+        /// Microsoft's Channel Definition Format (1997), RSS's predecessor: a `CHANNEL` root with `ITEM`s.
+        case cdf
     }
 
     /// RSS, Atom or JSON Feed.
     public var family: Family
-    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.3` or `1.0` for Atom; `1.0` or
-    /// `1.1` for JSON Feed (another number for an unknown `https://jsonfeed.org/version/N`).
+    /// The version: `0.90`, `0.91`, `0.92`, `0.93`, `0.94`, `1.0` or `2.0` for RSS; `0.1`, `0.2`, `0.3` or `1.0` for
+    /// Atom; `1.0` or `1.1` for JSON Feed (another number for an unknown `https://jsonfeed.org/version/N`); empty for
+    /// CDF, which has no versions.
     public var version: String
+    /// How an RSS 0.91 document was written: ``Dialect/netscape`` when it names Netscape's DTD, ``Dialect/userland``
+    /// otherwise; `nil` for every other version and format.
+    public var dialect: Dialect?
 
-    /// Creates a value.
-    public init(family: Family, version: String) {
-        self.family = family
-        self.version = version
+    /// The two RSS 0.91s.
+    public enum Dialect: String, Sendable, Hashable {
+        /// Netscape's RSS 0.91, identified by its `DOCTYPE` (`-//Netscape Communications//DTD RSS 0.91//EN`).
+        case netscape
+        /// UserLand's RSS 0.91, without Netscape's DTD.
+        case userland
     }
 
-    /// `RSS 2.0`, `Atom 1.0`, `JSON Feed 1.1`, …
+    /// Creates a value.
+    public init(family: Family, version: String, dialect: Dialect? = nil) {
+        self.family = family
+        self.version = version
+        self.dialect = dialect
+    }
+
+    /// `RSS 2.0`, `Atom 1.0`, `JSON Feed 1.1`, `CDF`, …
     public var description: String {
         switch family {
         case .rss: return "RSS \(version)"
         case .atom: return "Atom \(version)"
         case .json: return "JSON Feed \(version)"
+        case .cdf: return "CDF"
         }
     }
 }
@@ -191,9 +207,10 @@ public struct Article: Sendable, Hashable {
     /// A summary: RSS `description`, Atom `summary`, `dc:description`, `itunes:summary`, `itunes:subtitle`,
     /// `media:description`.
     public var summary: TextContent?
-    /// The full content: `content:encoded`, then Atom `content`.
+    /// The full content: `content:encoded`, then Atom `content`, then an XHTML `body` (or `xhtml:body`), then `fullitem`.
     public var content: TextContent?
-    /// Categories, in order, without duplicates: RSS `category`, Atom `category` (term), `dc:subject`.
+    /// Categories, in order, without duplicates: RSS `category`, Atom `category` (term, else label), `dc:subject`,
+    /// `itunes:category`, `media:category`, `media:keywords`, `itunes:keywords`. ``categoryDetails`` has their schemes.
     public var categories: [String] = []
     /// Attached files: RSS `enclosure`, Atom `link rel="enclosure"`, `media:content` with a URL.
     public var enclosures: [Enclosure] = []
@@ -205,7 +222,7 @@ public struct Article: Sendable, Hashable {
     public var commentsFeed: String?
     /// The number of comments: `slash:comments`, `thr:total`.
     public var commentCount: Int?
-    /// The language: inherited `xml:lang`, then the feed's language.
+    /// The language as a BCP 47 tag (`en_US` is `en-US`): inherited `xml:lang`, then the feed's language.
     public var language: String?
     /// Podcast details, when the item has any.
     public var podcast: PodcastDetails?
@@ -221,6 +238,26 @@ public struct Article: Sendable, Hashable {
     /// An image to show at the top of the article (JSON Feed `banner_image`); ``image`` falls back to it.
     public var bannerImage: String?
 
+    // MARK: Links, category details, rights and contributors (issue 16)
+
+    /// Every Atom `link` of the entry (also `atom:link` inside an RSS item), in order, with all its attributes: rel
+    /// (`alternate` when absent), type, title, hreflang and length. A `link` that gives its URL as text instead of
+    /// `href` counts too. RSS `link` elements are not repeated here: they are ``link``.
+    public var links: [Link] = []
+    /// Every category with its scheme and label, in order, without duplicates: RSS `category` (`domain` is the
+    /// scheme), Atom `category` (term, scheme, label), `dc:subject`, `itunes:category` (with its parent when
+    /// nested), `media:category` (scheme and label), `media:keywords` and `itunes:keywords` (one per keyword).
+    /// ``categories`` lists the same categories' terms.
+    public var categoryDetails: [Category] = []
+    /// Out-of-line content: an Atom `content` with a `src` attribute, its URL and media type (``content`` is then empty).
+    public var contentSource: Link?
+    /// The licence's URL: Atom `link rel="license"`, `creativeCommons:license`, `cc:license`.
+    public var license: String?
+    /// Rights: Atom `rights` (0.3: `copyright`), `dc:rights`.
+    public var rights: String?
+    /// Contributors: Atom `contributor`, `dc:contributor`.
+    public var contributors: [Person] = []
+
     /// Creates an article with an identifier; every other field starts empty.
     public init(id: String, idSource: IDSource, feed: String) {
         self.id = id
@@ -235,37 +272,40 @@ public struct FeedMetadata: Sendable, Hashable {
     public var format: FeedFormat?
     /// The feed's title.
     public var title: String?
-    /// The home page: RSS `link`, Atom `link rel="alternate"`.
+    /// The home page: RSS `link`, Atom `link rel="alternate"`, CDF `CHANNEL HREF`.
     public var link: String?
     /// The feed's own URL: Atom `link rel="self"` (also in RSS as `atom:link`).
     public var selfLink: String?
     /// WebSub hubs: `link rel="hub"`.
     public var hubs: [String] = []
-    /// RSS `description`, Atom `subtitle` (0.3: `tagline`), `itunes:summary`.
+    /// What the feed is about (feedparser's subtitle): RSS `description`, Atom `subtitle` (0.3: `tagline`),
+    /// `dc:description`, `itunes:subtitle`, `itunes:summary`, CDF `ABSTRACT`.
     public var description: TextContent?
-    /// RSS `language`, `dc:language`, the root's `xml:lang`.
+    /// The language as a BCP 47 tag (`en_US` is `en-US`): RSS `language`, `dc:language`, the root's `xml:lang`.
     public var language: String?
-    /// RSS `lastBuildDate`, then `pubDate`, Atom `updated` (0.3: `modified`), `dc:date`.
+    /// RSS `lastBuildDate`, Atom `updated` (0.3: `modified`), `dcterms:modified`, then `pubDate`, `dc:date`, CDF `LASTMOD`.
     public var updated: Date?
     /// The raw update date when it could not be parsed.
     public var updatedRaw: String?
-    /// RSS `image/url`, Atom `logo`, `itunes:image`.
+    /// The feed image's URL: RSS `image/url`, Atom `logo`, `itunes:image`.
     public var image: String?
     /// Atom `icon`.
     public var icon: String?
     /// `generator` (Atom: its text).
     public var generator: String?
-    /// RSS `copyright`, Atom `rights` (0.3: `copyright`), `dc:rights`.
+    /// RSS `copyright`, Atom `rights` (0.3: `copyright`), `dc:rights`, `dcterms:rights`.
     public var rights: String?
-    /// Authors: Atom `author`, RSS `managingEditor`, `dc:creator`, `itunes:author`.
+    /// Authors: Atom `author`, RSS `managingEditor`, `dc:creator`/`dc:author`, `itunes:author`, each parsed into
+    /// name and email.
     public var authors: [Person] = []
-    /// Categories: RSS `category`, Atom `category`, `itunes:category`.
+    /// Categories: RSS `category`, Atom `category`, `dc:subject`, `itunes:category`, `media:category`,
+    /// `itunes:keywords`, `media:keywords`. ``categoryDetails`` has their schemes and labels.
     public var categories: [String] = []
-    /// RSS `ttl`, in minutes.
+    /// RSS `ttl`: how many minutes the feed may be cached before it is fetched again.
     public var ttl: Int?
-    /// `sy:updatePeriod`: hourly, daily, weekly, monthly or yearly.
-    public var updatePeriod: String?
-    /// `sy:updateFrequency`: how many times per period.
+    /// `sy:updatePeriod`: the period ``updateFrequency`` counts updates in.
+    public var updatePeriod: UpdatePeriod?
+    /// `sy:updateFrequency`: how many times per ``updatePeriod`` the feed is updated (at least 1).
     public var updateFrequency: Int?
     /// RSS `skipHours` (0–23).
     public var skipHours: [Int] = []
@@ -278,6 +318,119 @@ public struct FeedMetadata: Sendable, Hashable {
     /// The next page of a paginated feed (JSON Feed `next_url`): recorded, never followed.
     public var nextURL: String?
 
+    // MARK: Identity, dates, people, image, generator, links and update hints (issue 16)
+
+    /// The feed's identifier: Atom `id`, kept as written.
+    public var id: String? {
+        get { vocabulary.values.id }
+        set { updateVocabulary { $0.id = newValue } }
+    }
+    /// First publication: RSS `pubDate`, `dcterms:issued`, `dcterms:created`.
+    public var published: Date? {
+        get { vocabulary.values.published }
+        set { updateVocabulary { $0.published = newValue } }
+    }
+    /// The raw publication date when it could not be parsed.
+    public var publishedRaw: String? {
+        get { vocabulary.values.publishedRaw }
+        set { updateVocabulary { $0.publishedRaw = newValue } }
+    }
+    /// The RSS `image` element (RSS 1.0: the channel's `image`) with its title, link, size and description.
+    public var imageDetails: FeedImage? {
+        get { vocabulary.values.imageDetails }
+        set { updateVocabulary { $0.imageDetails = newValue } }
+    }
+    /// The publisher or technical contact: RSS `webMaster`, `dc:publisher`, `itunes:owner` (name and email).
+    public var publisher: Person? {
+        get { vocabulary.values.publisher }
+        set { updateVocabulary { $0.publisher = newValue } }
+    }
+    /// Contributors: Atom `contributor`, `dc:contributor`.
+    public var contributors: [Person] {
+        get { vocabulary.values.contributors }
+        set { updateVocabulary { $0.contributors = newValue } }
+    }
+    /// The generator with its URL and version: Atom `generator` (`uri`; 0.3: `url`; `version`), RSS `generator`,
+    /// `admin:generatorAgent`.
+    public var generatorDetails: Generator? {
+        get { vocabulary.values.generatorDetails }
+        set { updateVocabulary { $0.generatorDetails = newValue } }
+    }
+    /// The licence's URL: Atom `link rel="license"`, `creativeCommons:license`, `cc:license`.
+    public var license: String? {
+        get { vocabulary.values.license }
+        set { updateVocabulary { $0.license = newValue } }
+    }
+    /// Every Atom `link` of the feed (also `atom:link` in an RSS channel), in order, with all its attributes.
+    public var links: [Link] {
+        get { vocabulary.values.links }
+        set { updateVocabulary { $0.links = newValue } }
+    }
+    /// The feed's categories with schemes, labels and parents, in order, without duplicates (see ``categories``).
+    public var categoryDetails: [Category] {
+        get { vocabulary.values.categoryDetails }
+        set { updateVocabulary { $0.categoryDetails = newValue } }
+    }
+    /// `sy:updateBase`: the moment the ``updatePeriod`` schedule counts from.
+    public var updateBase: Date? {
+        get { vocabulary.values.updateBase }
+        set { updateVocabulary { $0.updateBase = newValue } }
+    }
+
+    /// The fields above, stored out of line and shared between copies until one of them changes: the metadata is
+    /// copied for every article delivered, and one reference costs less to copy than a dozen.
+    private var vocabulary = VocabularyStorage.empty
+
+    private mutating func updateVocabulary(_ change: (inout VocabularyStorage.Values) -> Void) {
+        if !isKnownUniquelyReferenced(&vocabulary) { vocabulary = VocabularyStorage(vocabulary.values) }
+        change(&vocabulary.values)
+    }
+
+    /// How long the feed asks to be left alone between fetches, from its hints: the longer of RSS ``ttl`` and
+    /// ``updatePeriod`` divided by ``updateFrequency``; `nil` when it gives neither.
+    public var refreshInterval: TimeInterval? {
+        let fromTTL = ttl.flatMap { $0 > 0 ? TimeInterval($0) * 60 : nil }
+        let fromSyndication = updatePeriod.map { $0.seconds / TimeInterval(max(1, updateFrequency ?? 1)) }
+        switch (fromTTL, fromSyndication) {
+        case let (ttl?, syndication?): return max(ttl, syndication)
+        case let (ttl?, nil): return ttl
+        case let (nil, syndication?): return syndication
+        case (nil, nil): return nil
+        }
+    }
+
     /// Creates an empty value.
     public init() {}
+}
+
+/// Copy-on-write storage of ``FeedMetadata``'s issue-16 fields.
+///
+/// `@unchecked Sendable`: `values` is written only by `FeedMetadata.updateVocabulary`, after
+/// `isKnownUniquelyReferenced` made sure no other value (and so no other thread) can reach this instance; an instance
+/// that is shared is only ever read.
+final class VocabularyStorage: Hashable, @unchecked Sendable {
+    struct Values: Hashable, Sendable {
+        var id: String?
+        var published: Date?
+        var publishedRaw: String?
+        var imageDetails: FeedImage?
+        var publisher: Person?
+        var contributors: [Person] = []
+        var generatorDetails: Generator?
+        var license: String?
+        var links: [Link] = []
+        var categoryDetails: [Category] = []
+        var updateBase: Date?
+    }
+
+    var values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    /// The storage of metadata that has none of these fields; never written (it is never uniquely referenced).
+    static let empty = VocabularyStorage(Values())
+
+    static func == (lhs: VocabularyStorage, rhs: VocabularyStorage) -> Bool { lhs === rhs || lhs.values == rhs.values }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }

@@ -1,5 +1,6 @@
-// One field's text as it streams in: plain text decoded once, child markup re-serialised and escaped,
-// Atom text constructs (text, html, xhtml, base64) read from their attributes and unwrapped at the end.
+// One field's text as it streams in: plain text decoded once, child markup re-serialised and escaped (with the
+// namespace declarations embedded SVG and MathML need), Atom text constructs (text, html, xhtml, base64) read from
+// their attributes and unwrapped at the end.
 
 import ExpatXML
 import Foundation
@@ -21,6 +22,41 @@ struct TextCapture {
     let base: String?
     /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
     var openChildren: [Int] = []
+    /// What few captures need, out of line: a capture is made and dropped for every field, and an absent `Extras`
+    /// costs one check there instead of a reference count per field.
+    private var extras: Extras?
+
+    private struct Extras {
+        /// A category's scheme (RSS `domain`, Media RSS `scheme`) and label, kept from the start tag for the end.
+        var scheme: String?, label: String?
+        /// Namespaces the serialised markup declared, innermost last: the default namespace (empty prefix) or a
+        /// prefix, bound at the child depth `depth`. Empty while everything is HTML, the common case.
+        var declared: [(depth: Int, prefix: [UInt8], uri: [UInt8])] = []
+    }
+
+    /// A category's scheme (RSS `domain`, Media RSS `scheme`), kept from the start tag for the end.
+    var scheme: String? { extras?.scheme }
+    /// A category's label (Media RSS `label`), kept from the start tag for the end.
+    var label: String? { extras?.label }
+
+    /// Keeps a category's scheme and label from its start tag for its end.
+    mutating func setCategoryAttributes(scheme: String?, label: String?) {
+        updateExtras {
+            $0.scheme = scheme
+            $0.label = label
+        }
+    }
+    private var declared: [(depth: Int, prefix: [UInt8], uri: [UInt8])] {
+        get { extras?.declared ?? [] }
+        set { updateExtras { $0.declared = newValue } }
+    }
+
+    private mutating func updateExtras(_ change: (inout Extras) -> Void) {
+        var updated = extras ?? Extras()
+        extras = nil
+        change(&updated)
+        extras = updated
+    }
 
     init(field: Field, kind: TextContent.Kind, base: String?) {
         self.field = field
@@ -48,7 +84,10 @@ struct TextCapture {
         bytes.append(contentsOf: text.utf8)
     }
 
-    mutating func startChild(_ name: XMLName, attributes: XMLAttributes) {
+    /// Writes a child's start tag. `isHTML`: the child is HTML markup, written without a prefix or a namespace: in
+    /// XHTML's namespace, in none, or (unprefixed) in the feed's own, which markup written straight into a feed
+    /// element inherits. Children in any other namespace (SVG, MathML) keep it, declared where it changes.
+    mutating func startChild(_ name: XMLName, attributes: XMLAttributes, isHTML: Bool) {
         moveOnlyTextToBytes()
         if !hasMarkup {
             // Text so far was plain; from here on the field is markup, so escape what came before.
@@ -57,9 +96,27 @@ struct TextCapture {
             plain.withUnsafeBufferPointer { Self.appendEscaped($0, to: &bytes, attribute: false) }
             hasMarkup = true
         }
+        let childDepth = openChildren.count + 1
         bytes.append(0x3C)
-        Self.appendName(name, to: &bytes)
+        if isHTML {
+            bytes.append(contentsOf: name.localName.buffer)  // XHTML is written as HTML: no prefix
+        } else {
+            Self.appendName(name, to: &bytes)
+        }
+        // Elements of other vocabularies (SVG, MathML, …) keep their namespace: declared where it changes.
+        if isHTML {
+            if extras != nil && !declared.isEmpty { declareDefaultXHTMLIfNeeded(at: childDepth) }
+        } else if name.prefix.isEmpty {
+            declareIfNeeded(prefix: UnsafeBufferPointer(start: nil, count: 0), uri: name.namespaceURI.buffer, at: childDepth)
+        }
+        if !isHTML && !name.prefix.isEmpty {
+            declareIfNeeded(prefix: name.prefix.buffer, uri: name.namespaceURI.buffer, at: childDepth)
+        }
         for attribute in attributes {
+            let prefix = attribute.name.prefix
+            if !prefix.isEmpty && !prefix.equals("xml") && !attribute.name.namespaceURI.isEmpty {
+                declareIfNeeded(prefix: prefix.buffer, uri: attribute.name.namespaceURI.buffer, at: childDepth)
+            }
             bytes.append(0x20)
             Self.appendName(attribute.name, to: &bytes)
             bytes.append(contentsOf: [0x3D, 0x22])
@@ -70,7 +127,11 @@ struct TextCapture {
         openChildren.append(bytes.count)
     }
 
-    mutating func endChild(_ name: XMLName) {
+    mutating func endChild(_ name: XMLName, isHTML: Bool) {
+        let childDepth = openChildren.count
+        if extras != nil {
+            while let last = declared.last, last.depth >= childDepth { declared.removeLast() }
+        }
         let end = openChildren.popLast() ?? -1
         if end == bytes.count {
             bytes.removeLast()
@@ -78,8 +139,40 @@ struct TextCapture {
             return
         }
         bytes.append(contentsOf: [0x3C, 0x2F])
-        Self.appendName(name, to: &bytes)
+        if isHTML {
+            bytes.append(contentsOf: name.localName.buffer)
+        } else {
+            Self.appendName(name, to: &bytes)
+        }
         bytes.append(0x3E)
+    }
+
+
+    /// Back to HTML inside another vocabulary (XHTML in SVG's `foreignObject`): declares XHTML the default again.
+    private mutating func declareDefaultXHTMLIfNeeded(at depth: Int) {
+        guard let binding = declared.last(where: { $0.prefix.isEmpty }), binding.uri != Self.xhtmlURI else { return }
+        Self.xhtmlURI.withUnsafeBufferPointer { declare(prefix: UnsafeBufferPointer(start: nil, count: 0), uri: $0, at: depth) }
+    }
+
+    private static let xhtmlURI = Array("http://www.w3.org/1999/xhtml".utf8)
+
+    /// Writes ` xmlns="uri"` or ` xmlns:prefix="uri"` on the start tag being written, unless the serialised markup
+    /// already binds the prefix to the URI there.
+    private mutating func declareIfNeeded(prefix: UnsafeBufferPointer<UInt8>, uri: UnsafeBufferPointer<UInt8>, at depth: Int) {
+        if let binding = declared.last(where: { $0.prefix.elementsEqual(prefix) }), binding.uri.elementsEqual(uri) { return }
+        declare(prefix: prefix, uri: uri, at: depth)
+    }
+
+    private mutating func declare(prefix: UnsafeBufferPointer<UInt8>, uri: UnsafeBufferPointer<UInt8>, at depth: Int) {
+        declared.append((depth, Array(prefix), Array(uri)))
+        bytes.append(contentsOf: [0x20, 0x78, 0x6D, 0x6C, 0x6E, 0x73])  // " xmlns"
+        if !prefix.isEmpty {
+            bytes.append(0x3A)
+            bytes.append(contentsOf: prefix)
+        }
+        bytes.append(contentsOf: [0x3D, 0x22])
+        Self.appendEscaped(uri, to: &bytes, attribute: true)
+        bytes.append(0x22)
     }
 
     private static func appendName(_ name: XMLName, to bytes: inout [UInt8]) {

@@ -72,6 +72,27 @@ enum ValueParsers {
         return value
     }
 
+    /// A byte length read straight from UTF-8 bytes: decimal digits, with XML white space around them; `nil` for
+    /// anything else (a sign, a fraction, an overflow), as ``length(_:)-(String)`` reads the same text.
+    static func length(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var start = 0, end = bytes.count
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+        while start < end && isSpace(bytes[start]) { start += 1 }
+        while end > start && isSpace(bytes[end - 1]) { end -= 1 }
+        if start < end && bytes[start] == 0x2B { start += 1 }  // Int64("+5") is 5 too
+        guard start < end else { return nil }
+        var value: Int64 = 0
+        for index in start..<end {
+            let digit = bytes[index] &- 0x30
+            guard digit < 10 else { return nil }
+            let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAgain) = scaled.addingReportingOverflow(Int64(digit))
+            guard !overflow && !overflowAgain else { return nil }
+            value = sum
+        }
+        return value
+    }
+
     /// iTunes `explicit`: yes/true/explicit or no/false/clean; anything else says nothing.
     static func explicit(_ text: String) -> Bool? {
         switch text.lowercased() {
@@ -113,6 +134,39 @@ enum ValueParsers {
             }
             return nil
         }
+    }
+
+    /// A language as a BCP 47 tag (RFC 5646): `en_US` and `EN-us` are `en-US`, `zh-hant-tw` is `zh-Hant-TW`.
+    ///
+    /// Underscores become hyphens and each subtag gets the case RFC 5646 section 2.1.1 recommends: the language
+    /// lowercase, a four-letter script title case, a two-letter region uppercase, the rest lowercase. A value that is
+    /// not shaped like a language tag (`English`, `de, en`) is kept as written, trimmed; nothing is invented.
+    /// `nil` for an empty value.
+    static func languageTag(_ text: String) -> String? {
+        let trimmed = text.trimmingXMLWhitespace()
+        guard !trimmed.isEmpty else { return nil }
+        let subtags = trimmed.utf8.split(omittingEmptySubsequences: false) { $0 == 0x2D || $0 == 0x5F }  // - _
+        // The primary subtag: 2–3 letters (ISO 639), or i / x for grandfathered and private-use tags.
+        guard let primary = subtags.first, (2...3).contains(primary.count) || (primary.count == 1 && [0x69, 0x78, 0x49, 0x58].contains(primary.first!)),
+              primary.allSatisfy({ lowercaseASCII($0) &- 0x61 < 26 }),
+              subtags.dropFirst().allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy { lowercaseASCII($0) &- 0x61 < 26 || $0 &- 0x30 < 10 } })
+        else { return trimmed }
+        var result: [UInt8] = []
+        result.reserveCapacity(trimmed.utf8.count)
+        var afterSingleton = primary.count == 1
+        for (index, subtag) in subtags.enumerated() {
+            if index > 0 { result.append(0x2D) }
+            let isAlpha = subtag.allSatisfy { lowercaseASCII($0) &- 0x61 < 26 }
+            let upper = !afterSingleton && index > 0 && (subtag.count == 2 && isAlpha)
+            let title = !afterSingleton && index > 0 && subtag.count == 4 && isAlpha
+            for (offset, byte) in subtag.enumerated() {
+                let lower = lowercaseASCII(byte)
+                result.append(upper || (title && offset == 0) ? (lower &- 0x61 < 26 ? lower - 0x20 : lower) : lower)
+            }
+            if index > 0 && subtag.count == 1 { afterSingleton = true }  // an extension or private use: lowercase from here
+        }
+        let tag = String(decoding: result, as: UTF8.self)
+        return tag == trimmed ? trimmed : tag
     }
 
     /// The text trimmed of XML whitespace, or `nil` when nothing is left.

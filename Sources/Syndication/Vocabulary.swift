@@ -9,6 +9,8 @@ enum Namespace: UInt8 {
     case rss090, rss10
     case atom, atom03
     case rdf, dc, dcterms, content, media, itunes, podcast, slash, wfw, sy, thr, xml, xhtml
+    /// `admin:` (generatorAgent), Creative Commons for RSS 2.0 (`creativeCommons:license`) and for RDF (`cc:license`).
+    case admin, creativeCommons, cc
     case other
 
     /// Known namespace URIs; several spellings seen in real feeds map to one namespace.
@@ -38,7 +40,35 @@ enum Namespace: UInt8 {
         ("http://backend.userland.com/rss2", .rss),
         ("http://blogs.law.harvard.edu/tech/rss", .rss),
         ("http://backend.userland.com/rss", .rss),
+        ("http://purl.org/rss/1.0/modules/rss091#", .rss),
+        ("http://webns.net/mvcb/", .admin),
+        ("http://backend.userland.com/creativeCommonsRssModule", .creativeCommons),
+        ("http://web.resource.org/cc/", .cc),
+        ("http://creativecommons.org/ns#", .cc),
+        // Atom before 1.0: 0.1–0.3 share one namespace; the drafts that led to it (Echo, Pie, Necho) had their own.
+        ("http://example.com/newformat#", .atom03),
+        ("http://example.com/necho", .atom03),
+        ("http://purl.org/echo/", .atom03),
+        ("uri/of/echo/namespace#", .atom03),
+        ("http://purl.org/pie/", .atom03),
     ] as [(String, Namespace)]).map { (Array($0.0.utf8), $0.1) }
+
+    /// How an unknown URI is read before it is remembered as `other`: the known URIs ignoring ASCII case (iTunes
+    /// wrote its own in several cases, and feedparser compares namespaces that way), then the IETF drafts of Atom,
+    /// which put their draft name after the 0.3 namespace (`http://purl.org/atom/ns#draft-ietf-atompub-format-…`).
+    static func classifyUnknown(_ uri: UnsafeBufferPointer<UInt8>) -> Namespace {
+        for entry in known where entry.uri.count == uri.count {
+            if zip(entry.uri, uri).allSatisfy({ lowercaseASCII($0) == lowercaseASCII($1) }) { return entry.namespace }
+        }
+        let atomDrafts = Array("http://purl.org/atom/ns#".utf8)
+        if uri.count > atomDrafts.count && uri.starts(with: atomDrafts) { return .atom03 }
+        return .other
+    }
+}
+
+/// The byte with `A`–`Z` folded to `a`–`z`.
+@inline(__always) func lowercaseASCII(_ byte: UInt8) -> UInt8 {
+    byte &- 0x41 < 26 ? byte | 0x20 : byte
 }
 
 /// Classifies namespace URIs quickly: the empty URI at once, then a small table compared by length and bytes,
@@ -54,8 +84,9 @@ struct NamespaceTable {
                 return entry.namespace
             }
         }
-        if entries.count < Namespace.known.count + 64 { entries.append((Array(uri.buffer), .other)) }
-        return .other
+        let namespace = Namespace.classifyUnknown(uri.buffer)
+        if entries.count < Namespace.known.count + 64 { entries.append((Array(uri.buffer), namespace)) }
+        return namespace
     }
 }
 
@@ -65,7 +96,9 @@ enum Tag: UInt8 {
     // RSS (and RSS 1.0/0.90 namespaces)
     case rss, channel, item, title, link, description, guid, pubDate, author, category, comments, enclosure, source
     case language, copyright, managingEditor, lastBuildDate, generator, ttl, image, url, skipHours, hour, skipDays, day
-    case textInput
+    case textInput, webMaster, width, height, fullitem, body
+    // CDF (Microsoft's Channel Definition Format): ABSTRACT; its CHANNEL, ITEM, TITLE and LOGO share RSS's and Atom's tags
+    case abstract
     // RDF
     case rdfRoot
     // Atom
@@ -73,18 +106,27 @@ enum Tag: UInt8 {
     case contributor, name, email, uri, rights, icon, logo
     // Dublin Core and terms
     case dcTitle, dcCreator, dcSubject, dcDescription, dcDate, dcLanguage, dcRights, dcIdentifier, dcContributor
-    case termsIssued, termsCreated, termsModified
+    case dcPublisher
+    case termsIssued, termsCreated, termsModified, termsRights
     // content, media
     case contentEncoded
-    case mediaContent, mediaThumbnail, mediaGroup, mediaDescription, mediaTitle
+    case mediaContent, mediaThumbnail, mediaGroup, mediaDescription, mediaTitle, mediaCategory, mediaKeywords
     // iTunes
     case itunesAuthor, itunesImage, itunesDuration, itunesEpisode, itunesSeason, itunesExplicit, itunesSummary
-    case itunesSubtitle, itunesKeywords, itunesTitle, itunesCategory
+    case itunesSubtitle, itunesKeywords, itunesTitle, itunesCategory, itunesOwner, itunesName, itunesEmail
     // Podcasting 2.0, slash, wfw, sy, thr
     case podcastGUID, podcastTranscript, podcastChapters, slashComments, wfwCommentRSS, syUpdatePeriod, syUpdateFrequency
-    case thrTotal
+    case thrTotal, syUpdateBase
+    // admin, Creative Commons
+    case adminGeneratorAgent, license
 
     static func classify(_ namespace: Namespace, _ name: XMLBytes) -> Tag {
+        let tag = classifyExactly(namespace, name)
+        guard tag == .unknown, namespace != .other, namespace != .xml else { return tag }
+        return classifyIgnoringCase(namespace, name)
+    }
+
+    private static func classifyExactly(_ namespace: Namespace, _ name: XMLBytes) -> Tag {
         switch namespace {
         case .rss, .rss10, .rss090: return rss(name)
         case .atom, .atom03: return atom(name)
@@ -94,6 +136,7 @@ enum Tag: UInt8 {
             if name.equals("issued") { return .termsIssued }
             if name.equals("created") { return .termsCreated }
             if name.equals("modified") { return .termsModified }
+            if name.equals("rights") { return .termsRights }
             return .unknown
         case .content: return name.equals("encoded") ? .contentEncoded : .unknown
         case .media: return media(name)
@@ -108,11 +151,69 @@ enum Tag: UInt8 {
         case .sy:
             if name.equals("updatePeriod") { return .syUpdatePeriod }
             if name.equals("updateFrequency") { return .syUpdateFrequency }
+            if name.equals("updateBase") { return .syUpdateBase }
             return .unknown
         case .thr: return name.equals("total") ? .thrTotal : .unknown
-        case .xml, .xhtml, .other: return .unknown
+        case .admin: return name.equals("generatorAgent") ? .adminGeneratorAgent : .unknown
+        case .creativeCommons, .cc: return name.equals("license") ? .license : .unknown
+        case .xhtml: return name.equals("body") ? .body : .unknown
+        case .xml, .other: return .unknown
         }
     }
+
+    // MARK: Unusual letter case
+
+    /// The names each namespace knows, as written by its specification: the ones `classifyExactly` compares.
+    private static let names: [Namespace: [String]] = {
+        let rss = ["rss", "url", "ttl", "day", "item", "link", "guid", "hour", "title", "image", "author", "source", "channel",
+                   "pubDate", "category", "comments", "language", "skipDays", "enclosure", "copyright", "generator", "skipHours",
+                   "textInput", "description", "lastBuildDate", "managingEditor", "webMaster", "width", "height", "fullitem",
+                   "body", "abstract", "logo"]
+        let atom = ["id", "uri", "url", "feed", "link", "name", "logo", "icon", "entry", "title", "email", "author", "issued",
+                    "rights", "source", "summary", "content", "updated", "created", "tagline", "subtitle", "category", "modified",
+                    "homepage", "published", "generator", "copyright", "contributor"]
+        return [
+            .rss: rss, .rss10: rss, .rss090: rss, .atom: atom, .atom03: atom, .rdf: ["RDF"],
+            .dc: ["creator", "author", "date", "subject", "title", "description", "language", "rights", "identifier",
+                  "contributor", "publisher"],
+            .dcterms: ["issued", "created", "modified", "rights"], .content: ["encoded"],
+            .media: ["content", "thumbnail", "group", "description", "title", "category", "keywords"],
+            .itunes: ["author", "image", "duration", "episode", "season", "explicit", "summary", "subtitle", "keywords",
+                      "title", "category", "owner", "name", "email"],
+            .podcast: ["guid", "transcript", "chapters"], .slash: ["comments"], .wfw: ["commentRss"],
+            .sy: ["updatePeriod", "updateFrequency", "updateBase"], .thr: ["total"], .admin: ["generatorAgent"],
+            .creativeCommons: ["license"], .cc: ["license"], .xhtml: ["body"],
+        ]
+    }()
+
+    /// A name that matched nothing, compared again with ASCII case folded: feedparser folds element names to
+    /// lowercase, so `<pubdate>`, `<PubDate>` and CDF's `<TITLE>` are the elements they look like.
+    private static func classifyIgnoringCase(_ namespace: Namespace, _ name: XMLBytes) -> Tag {
+        guard let candidates = folded[namespace] else { return .unknown }
+        let count = name.count
+        for candidate in candidates where candidate.name.count == count {
+            var matches = true
+            for index in 0..<count where lowercaseASCII(name.buffer[index]) != candidate.name[index] {
+                matches = false
+                break
+            }
+            if matches { return candidate.tag }
+        }
+        return .unknown
+    }
+
+    /// Per namespace, each known name folded to lowercase, with its tag.
+    private static let folded: [Namespace: [(name: [UInt8], tag: Tag)]] = {
+        var table: [Namespace: [(name: [UInt8], tag: Tag)]] = [:]
+        for (namespace, list) in names {
+            table[namespace] = list.map { name in
+                var copy = name
+                let tag = copy.withUTF8 { classifyExactly(namespace, XMLBytes($0)) }
+                return (Array(name.lowercased().utf8), tag)
+            }
+        }
+        return table
+    }()
 
     private static func rss(_ name: XMLBytes) -> Tag {
         switch name.count {
@@ -126,16 +227,22 @@ enum Tag: UInt8 {
             if name.equals("link") { return .link }
             if name.equals("guid") { return .guid }
             if name.equals("hour") { return .hour }
+            if name.equals("body") { return .body }
+            if name.equals("logo") { return .logo }
         case 5:
             if name.equals("title") { return .title }
             if name.equals("image") { return .image }
+            if name.equals("width") { return .width }
         case 6:
             if name.equals("author") { return .author }
             if name.equals("source") { return .source }
+            if name.equals("height") { return .height }
         case 7:
             if name.equals("channel") { return .channel }
             if name.equals("pubDate") { return .pubDate }
         case 8:
+            if name.equals("fullitem") { return .fullitem }
+            if name.equals("abstract") { return .abstract }
             if name.equals("category") { return .category }
             if name.equals("comments") { return .comments }
             if name.equals("language") { return .language }
@@ -146,6 +253,7 @@ enum Tag: UInt8 {
             if name.equals("generator") { return .generator }
             if name.equals("skipHours") { return .skipHours }
             if name.equals("textInput") || name.equals("textinput") { return .textInput }
+            if name.equals("webMaster") { return .webMaster }
         case 11:
             if name.equals("description") { return .description }
         case 13:
@@ -207,6 +315,7 @@ enum Tag: UInt8 {
         if name.equals("rights") { return .dcRights }
         if name.equals("identifier") { return .dcIdentifier }
         if name.equals("contributor") { return .dcContributor }
+        if name.equals("publisher") { return .dcPublisher }
         return .unknown
     }
 
@@ -216,6 +325,8 @@ enum Tag: UInt8 {
         if name.equals("group") { return .mediaGroup }
         if name.equals("description") { return .mediaDescription }
         if name.equals("title") { return .mediaTitle }
+        if name.equals("category") { return .mediaCategory }
+        if name.equals("keywords") { return .mediaKeywords }
         return .unknown
     }
 
@@ -231,6 +342,61 @@ enum Tag: UInt8 {
         if name.equals("keywords") { return .itunesKeywords }
         if name.equals("title") { return .itunesTitle }
         if name.equals("category") { return .itunesCategory }
+        if name.equals("owner") { return .itunesOwner }
+        if name.equals("name") { return .itunesName }
+        if name.equals("email") { return .itunesEmail }
         return .unknown
+    }
+}
+
+extension XMLBytes {
+    /// Whether the bytes equal a lowercase ASCII literal once `A`–`Z` are folded to lowercase.
+    func equalsIgnoringCase(_ lowercaseLiteral: StaticString) -> Bool {
+        guard lowercaseLiteral.utf8CodeUnitCount == count else { return false }
+        let literal = lowercaseLiteral.utf8Start
+        for index in 0..<count where lowercaseASCII(buffer[index]) != literal[index] { return false }
+        return true
+    }
+}
+
+extension XMLAttributes {
+    /// The value of the attribute in no namespace whose name is `lowercaseName` in any letter case (`href`, `HREF`),
+    /// as feedparser reads attribute names; in one pass over the attributes, like an exact look-up.
+    func value(anyCase lowercaseName: StaticString) -> XMLBytes? {
+        let count = lowercaseName.utf8CodeUnitCount
+        for attribute in self where attribute.name.localName.count == count && attribute.name.namespaceURI.isEmpty {
+            // As written (one memcmp), the common case; else with the case folded.
+            if attribute.name.localName.equals(lowercaseName) || attribute.name.localName.equalsIgnoringCase(lowercaseName) {
+                return attribute.value
+            }
+        }
+        return nil
+    }
+}
+
+/// Remembers the last few attribute values made into `String`s, so a value every item repeats (a category's scheme, a
+/// link's type) is one shared `String` instead of one allocated per item. Values of up to 15 bytes are stored inline
+/// by `String` and need no sharing.
+struct StringInterner {
+    private var entries: [String] = []
+    private var next = 0
+    private static let capacity = 8
+
+    /// The value as a `String`, shared with an earlier equal one when there is one.
+    mutating func string(_ bytes: XMLBytes) -> String {
+        let count = bytes.count
+        guard count > 15, let base = bytes.buffer.baseAddress else { return bytes.string }
+        for index in entries.indices where entries[index].utf8.count == count {
+            let equal = entries[index].utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, base, count) == 0 } ?? false
+            if equal { return entries[index] }
+        }
+        let string = bytes.string
+        if entries.count < Self.capacity {
+            entries.append(string)
+        } else {
+            entries[next] = string
+            next = (next + 1) % Self.capacity
+        }
+        return string
     }
 }

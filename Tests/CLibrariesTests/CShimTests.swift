@@ -2,6 +2,7 @@ import CCrypto
 import CCurl
 import CExpat
 import CSQLite
+import CUchardet
 import CXXHash
 import CYajl
 import CZlib
@@ -251,5 +252,24 @@ struct CShimTests {
         #expect(names.contains("XML_BLAP_MAX_AMP"))
         let version = XML_ExpatVersionInfo()
         #expect((version.major, version.minor) >= (2, 4))
+    }
+
+    @Test func uchardetNamesKOI8RAndNothingForBytesNoCharsetHas() throws {
+        func detect(_ bytes: [UInt8]) -> String? {
+            guard let detector = uchardet_new() else { return nil }
+            defer { uchardet_delete(detector) }
+            let status = bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { uchardet_handle_data(detector, $0.baseAddress, $0.count) }
+            }
+            guard status == 0 else { return nil }
+            uchardet_data_end(detector)
+            return uchardet_get_charset(detector).map { String(cString: $0) }
+        }
+        // "Привет, мир! Сегодня солнечно." in KOI8-R (Python's codecs).
+        let koi8: [UInt8] = [0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4, 0x2C, 0x20, 0xCD, 0xC9, 0xD2, 0x21, 0x20, 0xF3, 0xC5, 0xC7, 0xCF,
+                             0xC4, 0xCE, 0xD1, 0x20, 0xD3, 0xCF, 0xCC, 0xCE, 0xC5, 0xDE, 0xCE, 0xCF, 0x2E]
+        #expect(detect(koi8) == "KOI8-R")
+        // Bytes windows-1252 leaves unassigned, and nothing else: no charset, an empty name.
+        #expect(detect([0x81, 0x8D, 0x8F, 0x90, 0x9D]) == "")
     }
 }

@@ -194,7 +194,9 @@ struct FeedParserTests {
         #expect(article.authors == [Person(name: "Alice"), Person(name: "Bob")])
         #expect(article.summary == TextContent("short", type: .html))
         #expect(article.content == TextContent("<p>long</p>", type: .html))
-        #expect(article.categories == ["a", "b"])
+        // itunes:keywords are categories too (issue 16), with iTunes's scheme.
+        #expect(article.categories == ["a", "b", "swift", "xml", "feeds"])
+        #expect(article.categoryDetails.suffix(3) == ["swift", "xml", "feeds"].map { Category(term: $0, scheme: Category.iTunesScheme) })
         #expect(article.enclosures == [Enclosure(url: "https://e.org/ep1.mp3", type: "audio/mpeg", length: 1234)])
         #expect(article.image == "https://e.org/ep1.jpg")
         #expect(article.comments == "https://e.org/ep1#c")
@@ -211,7 +213,7 @@ struct FeedParserTests {
         let feed = result.summary.metadata
         #expect(feed.selfLink == "https://e.org/feed")
         #expect(feed.hubs == ["https://hub.e.org/"])
-        #expect(feed.updatePeriod == "daily" && feed.updateFrequency == 2 && feed.ttl == 60)
+        #expect(feed.updatePeriod == .daily && feed.updateFrequency == 2 && feed.ttl == 60)
         #expect(feed.skipHours == [1, 2] && feed.skipDays == ["Sunday"])
         #expect(feed.image == "https://e.org/cover.jpg")
     }

@@ -102,6 +102,43 @@ extension GofeedChecker {
         }
     }
 
+    /// gofeed's category objects (`term`/`value`, `scheme`/`domain`, `label`) against our category details: the
+    /// category with the same term carries the scheme and label. The term itself is compared by `categories`.
+    func categoryDetails(_ object: [String: Any], _ key: String, at prefix: String, termKey: String, schemeKey: String,
+                         _ actual: [Category]?) {
+        guard let list = object[key] as? [Any] else { return }
+        let missing = actual == nil
+        for (index, value) in list.enumerated() {
+            guard let category = value as? [String: Any], let term = GofeedJSON.scalar(category[termKey]) ?? GofeedJSON.scalar(category["label"])
+            else { continue }
+            let path = GofeedJSON.join(prefix, key) + "[\(index)]"
+            let ours = actual?.first { Self.trim($0.term) == Self.trim(term) }
+            text(category, schemeKey, at: path, ours?.scheme, missing: missing)
+            text(category, "label", at: path, ours?.label, missing: missing)
+        }
+    }
+
+    /// gofeed Atom links against our `links`, matched by href: rel, type, title, hreflang (as a language tag) and
+    /// length of the link with the same URL. The href itself must be among ours.
+    func atomLinks(_ list: [Any], at prefix: String, _ actual: [Link]?) {
+        let missing = actual == nil
+        for (index, value) in list.enumerated() {
+            guard let link = value as? [String: Any], let href = GofeedJSON.scalar(link["href"]) else { continue }
+            let path = "\(prefix)[\(index)]"
+            member("\(path).href", expected: href, in: (actual ?? []).map(\.href), missing: missing)
+            let ours = actual?.first { Self.trim($0.href) == Self.trim(href) }
+            if let rel = link["rel"] as? String, !Self.trim(rel).isEmpty {
+                compareText("\(path).rel", expected: rel, actual: missing ? nil : ours?.rel, missing: missing)
+            } else {
+                cover("\(path).rel")
+            }
+            text(link, "type", at: path, ours?.type, missing: missing)
+            text(link, "title", at: path, ours?.title, missing: missing)
+            language(link, "hreflang", at: path, ours?.hreflang)
+            text(link, "length", at: path, ours?.length.map { String($0) }, missing: missing)
+        }
+    }
+
     func itemCount(_ key: String) {
         guard let list = expected[key] as? [Any] else { return }
         let count = parsed.articles.count
@@ -122,20 +159,19 @@ enum GofeedUniversalAdapter {
         c.text(e, "description", at: "", m.description?.value)
         c.text(e, "link", at: "", m.link)
         c.text(e, "feedLink", at: "", m.selfLink)
-        // Our one feed date, `updated`, is lastBuildDate then pubDate (RSS) or updated (Atom); gofeed's
-        // `published` (channel pubDate) is compared with it only when gofeed has no `updated`.
-        if e["updatedParsed"] != nil {
-            c.date(e, "updatedParsed", at: "", m.updated, raw: m.updatedRaw)
-        } else if e["publishedParsed"] != nil {
-            c.date(e, "publishedParsed", at: "", m.updated, raw: m.updatedRaw)
-        }
+        // `updated` is lastBuildDate (RSS) or updated (Atom); `published` the channel's pubDate.
+        c.date(e, "updatedParsed", at: "", m.updated, raw: m.updatedRaw)
+        c.date(e, "publishedParsed", at: "", m.published, raw: m.publishedRaw)
         c.universalPeople(e, at: "", m.authors)
-        c.text(e, "language", at: "", m.language)
+        c.language(e, "language", at: "", m.language)
         c.text(e, "copyright", at: "", m.rights)
         c.text(e, "generator", at: "", m.generator)
         // gofeed's feed image is RSS image/url or Atom logo, falling back to the Atom icon; we keep the icon
         // apart, so the image is compared with `image ?? icon`.
-        if let image = e["image"] as? [String: Any] { c.text(image, "url", at: "image", m.image ?? m.icon) }
+        if let image = e["image"] as? [String: Any] {
+            c.text(image, "url", at: "image", m.image ?? m.icon)
+            c.text(image, "title", at: "image", m.imageDetails?.title)
+        }
         c.categories(e, "categories", at: "", valueKey: nil, m.categories)
 
         c.itemCount("items")
@@ -236,20 +272,27 @@ enum GofeedRSSAdapter {
         c.text(e, "title", at: "", m.title)
         c.text(e, "link", at: "", m.link)
         c.text(e, "description", at: "", m.description?.value)
-        c.text(e, "language", at: "", m.language)
+        c.language(e, "language", at: "", m.language)
         c.text(e, "copyright", at: "", m.rights)
         c.text(e, "generator", at: "", m.generator)
         c.text(e, "ttl", at: "", m.ttl.map { String($0) })
         if let editor = e["managingEditor"] as? String { c.rawPerson("managingEditor", expected: editor, actual: m.authors) }
-        // Our one feed date is lastBuildDate, then pubDate: gofeed's `pubDate` is compared with it only when
-        // the case has no lastBuildDate.
-        if e["lastBuildDateParsed"] != nil {
-            c.date(e, "lastBuildDateParsed", at: "", m.updated, raw: m.updatedRaw)
-        } else if e["pubDateParsed"] != nil {
-            c.date(e, "pubDateParsed", at: "", m.updated, raw: m.updatedRaw)
-        }
+        // webMaster is the feed's publisher (feedparser's mapping), parsed into name and email.
+        if let webMaster = e["webMaster"] as? String { c.rawPerson("webMaster", expected: webMaster, actual: m.publisher.map { [$0] } ?? []) }
+        // lastBuildDate is our `updated`; pubDate our `published`.
+        c.date(e, "lastBuildDateParsed", at: "", m.updated, raw: m.updatedRaw)
+        c.date(e, "pubDateParsed", at: "", m.published, raw: m.publishedRaw)
         c.categories(e, "categories", at: "", valueKey: "value", m.categories)
-        if let image = e["image"] as? [String: Any] { c.text(image, "url", at: "image", m.image) }
+        c.categoryDetails(e, "categories", at: "", termKey: "value", schemeKey: "domain", m.categoryDetails)
+        if let image = e["image"] as? [String: Any] {
+            c.text(image, "url", at: "image", m.image)
+            let details = m.imageDetails
+            c.text(image, "title", at: "image", details?.title)
+            c.text(image, "link", at: "image", details?.link)
+            c.text(image, "width", at: "image", details?.width.map { String($0) })
+            c.text(image, "height", at: "image", details?.height.map { String($0) })
+            c.text(image, "description", at: "image", details?.description)
+        }
         // skipHours are numbers in our model, strings in gofeed's: compared as text, by membership.
         c.categories(e, "skipHours", at: "", valueKey: nil, m.skipHours.map { String($0) })
         c.categories(e, "skipDays", at: "", valueKey: nil, m.skipDays)
@@ -267,6 +310,7 @@ enum GofeedRSSAdapter {
             c.text(item, "content", at: p, a?.content?.value, missing: missing)
             if let author = item["author"] as? String { c.rawPerson("\(p).author", expected: author, actual: a?.authors) }
             c.categories(item, "categories", at: p, valueKey: "value", a?.categories)
+            c.categoryDetails(item, "categories", at: p, termKey: "value", schemeKey: "domain", a?.categoryDetails)
             if let list = item["enclosures"] as? [Any] {
                 c.enclosures(list, at: "\(p).enclosures", a?.enclosures)
                 c.cover("\(p).enclosure")
@@ -296,12 +340,19 @@ enum GofeedAtomAdapter {
         feedLinks(c, e["links"] as? [Any] ?? [])
         c.date(e, "updatedParsed", at: "", m.updated, raw: m.updatedRaw)
         c.text(e, "rights", at: "", m.rights)
-        if let generator = e["generator"] as? [String: Any] { c.text(generator, "value", at: "generator", m.generator) }
+        if let generator = e["generator"] as? [String: Any] {
+            c.text(generator, "value", at: "generator", m.generator)
+            c.text(generator, "uri", at: "generator", m.generatorDetails?.uri)
+            c.text(generator, "version", at: "generator", m.generatorDetails?.version)
+        }
+        c.text(e, "id", at: "", m.id)
         c.text(e, "icon", at: "", m.icon)
         c.text(e, "logo", at: "", m.image)
         c.people(e, "authors", at: "", m.authors)
+        c.people(e, "contributors", at: "", m.contributors)
         c.categories(e, "categories", at: "", valueKey: "term", m.categories)
-        c.text(e, "language", at: "", m.language)
+        c.categoryDetails(e, "categories", at: "", termKey: "term", schemeKey: "scheme", m.categoryDetails)
+        c.language(e, "language", at: "", m.language)
 
         c.itemCount("entries")
         for (index, value) in (e["entries"] as? [Any] ?? []).enumerated() {
@@ -315,9 +366,12 @@ enum GofeedAtomAdapter {
             c.date(entry, "updatedParsed", at: p, a?.updated, raw: a?.updatedRaw, missing: missing)
             c.date(entry, "publishedParsed", at: p, a?.published, raw: a?.publishedRaw, missing: missing)
             c.people(entry, "authors", at: p, a?.authors)
+            c.people(entry, "contributors", at: p, a?.contributors)
             c.text(entry, "summary", at: p, a?.summary?.value, missing: missing)
+            c.text(entry, "rights", at: p, a?.rights, missing: missing)
             if let content = entry["content"] as? [String: Any] {
                 c.text(content, "value", at: "\(p).content", a?.content?.value, missing: missing)
+                c.text(content, "src", at: "\(p).content", a?.contentSource?.href, missing: missing)
                 // Our content kinds are text and html; Atom `html` and `xhtml` (and their MIME spellings) are
                 // html, every other type (text, base64 and XML media types) is text.
                 if let type = content["type"] as? String {
@@ -327,6 +381,7 @@ enum GofeedAtomAdapter {
                 }
             }
             c.categories(entry, "categories", at: p, valueKey: "term", a?.categories)
+            c.categoryDetails(entry, "categories", at: p, termKey: "term", schemeKey: "scheme", a?.categoryDetails)
         }
     }
 
@@ -335,49 +390,54 @@ enum GofeedAtomAdapter {
         return rel.isEmpty ? "alternate" : rel
     }
 
-    /// Feed links by relation: the first `alternate` (or no rel) is our `link`, `self` our `selfLink`, `hub`
-    /// one of our `hubs`. Further alternates and other relations are not modelled. `rel` itself is only the
-    /// selector and is not counted.
+    /// Feed links: every one is in our `links` with its attributes (compared by `atomLinks`); by relation, the first
+    /// `alternate` (or no rel) is also our `link`, `self` our `selfLink`, `hub` one of our `hubs` (compared as
+    /// `links[i].href→link`, `→selfLink`, `→hubs`).
     static func feedLinks(_ c: GofeedChecker, _ links: [Any]) {
+        c.atomLinks(links, at: "links", c.metadata.links)
         var sawAlternate = false
         for (index, value) in links.enumerated() {
             guard let link = value as? [String: Any], let href = GofeedJSON.scalar(link["href"]) else { continue }
             let path = "links[\(index)]"
-            c.cover("\(path).rel")
             switch rel(link) {
             case "alternate" where !sawAlternate:
                 sawAlternate = true
-                c.compareText("\(path).href", expected: href, actual: c.metadata.link)
-            case "self": c.compareText("\(path).href", expected: href, actual: c.metadata.selfLink)
-            case "hub": c.member("\(path).href", expected: href, in: c.metadata.hubs)
-            default: break  // left to the exclusion table: links[].href
+                c.compareText("\(path).href→link", expected: href, actual: c.metadata.link)
+            case "self": c.compareText("\(path).href→selfLink", expected: href, actual: c.metadata.selfLink)
+            case "hub": c.member("\(path).href→hubs", expected: href, in: c.metadata.hubs)
+            default: break
             }
         }
     }
 
-    /// Entry links by relation: the first `alternate` is our `link`; `enclosure` one of our enclosures (href,
-    /// type, length); `replies` our `comments` (or `commentsFeed` for a feed type).
+    /// Entry links: every one is in our `links` with its attributes (compared by `atomLinks`); by relation, the first
+    /// `alternate` is also our `link`; `enclosure` one of our enclosures (href, type, length); `replies` our
+    /// `comments` (or `commentsFeed` for a feed type).
     static func entryLinks(_ c: GofeedChecker, _ links: [Any], at prefix: String, _ article: Article?) {
+        c.atomLinks(links, at: "\(prefix).links", article?.links)
         var sawAlternate = false
         let missing = article == nil
         for (index, value) in links.enumerated() {
             guard let link = value as? [String: Any], let href = GofeedJSON.scalar(link["href"]) else { continue }
             let path = "\(prefix).links[\(index)]"
-            c.cover("\(path).rel")
             switch rel(link) {
             case "alternate" where !sawAlternate:
                 sawAlternate = true
-                c.compareText("\(path).href", expected: href, actual: article?.link, missing: missing)
+                c.compareText("\(path).href→link", expected: href, actual: article?.link, missing: missing)
             case "enclosure":
                 let ours = article?.enclosures ?? []
-                c.member("\(path).href", expected: href, in: ours.map(\.url), missing: missing)
+                c.member("\(path).href→enclosures", expected: href, in: ours.map(\.url), missing: missing)
                 let match = ours.first { GofeedChecker.trim($0.url) == GofeedChecker.trim(href) }
-                c.text(link, "type", at: path, match?.type, missing: missing)
-                c.text(link, "length", at: path, match?.length.map { String($0) }, missing: missing)
+                if let type = GofeedJSON.scalar(link["type"]) {
+                    c.compareText("\(path).type→enclosures", expected: type, actual: match?.type, missing: missing)
+                }
+                if let length = GofeedJSON.scalar(link["length"]) {
+                    c.compareText("\(path).length→enclosures", expected: length, actual: match?.length.map { String($0) }, missing: missing)
+                }
             case "replies":
                 let type = (link["type"] as? String ?? "").lowercased()
                 let isFeed = type.contains("atom") || type.contains("rss") || type.contains("xml")
-                c.compareText("\(path).href", expected: href, actual: isFeed ? article?.commentsFeed : article?.comments, missing: missing)
+                c.compareText("\(path).href→comments", expected: href, actual: isFeed ? article?.commentsFeed : article?.comments, missing: missing)
             default: break
             }
         }

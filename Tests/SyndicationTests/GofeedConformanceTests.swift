@@ -35,10 +35,8 @@ enum GofeedExclusions {
         // Universal model
         ("universal", "links[]", "Our feed keeps one home link, selfLink and hubs; gofeed's list of every link element is not modelled (link and feedLink are compared)."),
         ("universal", "items[].links[]", "An article has one link; gofeed's list of every link element is not modelled (link is compared)."),
-        ("universal", "image.title", "A feed image is a URL in our model."),
+
         ("universal", "items[].image.title", "An article image is a URL in our model."),
-        ("universal", "published", "FeedMetadata has one date, updated; a feed publication date is compared with it only when gofeed has no updated date."),
-        ("universal", "publishedParsed", "As published."),
         ("universal", "dcExt.**", "gofeed's raw Dublin Core values; where gofeed maps them into universal fields, those fields are compared."),
         ("universal", "itunesExt.**", "gofeed's raw iTunes values; where gofeed maps them into universal fields, those fields are compared."),
         ("universal", "extensions.**", "gofeed's generic tree of extension elements; not a model of ours."),
@@ -47,22 +45,12 @@ enum GofeedExclusions {
         ("universal", "items[].extensions.**", "As extensions."),
         ("universal", "items[].custom.**", "gofeed's map of unknown item elements; not modelled."),
         // RSS model
-        ("rss", "webMaster", "Not modelled: feed authors come from managingEditor, dc:creator and itunes:author."),
         ("rss", "docs", "Not modelled."),
         ("rss", "rating", "Not modelled (PICS rating)."),
         ("rss", "cloud.**", "rssCloud is not modelled."),
         ("rss", "textInput.**", "textInput is not modelled (the parser skips it)."),
-        ("rss", "image.title", "A feed image is a URL in our model."),
-        ("rss", "image.link", "A feed image is a URL in our model."),
-        ("rss", "image.width", "A feed image is a URL in our model."),
-        ("rss", "image.height", "A feed image is a URL in our model."),
-        ("rss", "image.description", "A feed image is a URL in our model."),
-        ("rss", "links[]", "Our feed keeps one home link; gofeed's list of every link element is not modelled (link is compared)."),
-        ("rss", "items[].links[]", "An article has one link; gofeed's list of every link element is not modelled (link is compared)."),
-        ("rss", "pubDate", "FeedMetadata has one date, updated (lastBuildDate, then pubDate); pubDate is compared only when there is no lastBuildDate."),
-        ("rss", "pubDateParsed", "As pubDate."),
-        ("rss", "categories[].domain", "Category domains are not modelled; the category text is compared."),
-        ("rss", "items[].categories[].domain", "Category domains are not modelled; the category text is compared."),
+        ("rss", "links[]", "RSS <link> elements beyond the first are not kept (several are invalid RSS); `links` holds Atom links (link is compared)."),
+        ("rss", "items[].links[]", "RSS <link> elements beyond the first are not kept (several are invalid RSS); `links` holds Atom links (link is compared)."),
         ("rss", "items[].guid.isPermalink", "Not stored; it only decides whether the guid may serve as the link."),
         ("rss", "items[].source.**", "An item's source feed is not modelled (the parser skips it)."),
         ("rss", "dcExt.**", "gofeed's raw Dublin Core values; not a field of gofeed's RSS model (translator cases compare the mapped fields)."),
@@ -73,31 +61,10 @@ enum GofeedExclusions {
         ("rss", "items[].extensions.**", "As extensions."),
         ("rss", "items[].custom.**", "gofeed's map of unknown item elements; not modelled."),
         // Atom model
-        ("atom", "id", "The feed's own atom:id is not modelled."),
-        ("atom", "generator.uri", "Only the generator's text is modelled."),
-        ("atom", "generator.version", "Only the generator's text is modelled."),
-        ("atom", "links[].href", "Only the first alternate, self and hub links are modelled; further alternates and other relations are not."),
-        ("atom", "links[].rel", "A link without href is not modelled (for links with href, rel only selects the field href is compared with)."),
-        ("atom", "links[].type", "Link attributes other than href are not modelled for feed links."),
-        ("atom", "links[].hreflang", "Link attributes other than href are not modelled."),
-        ("atom", "links[].title", "Link attributes other than href are not modelled."),
-        ("atom", "links[].length", "Link attributes other than href are not modelled for feed links."),
-        ("atom", "contributors.**", "Contributors are not modelled."),
-        ("atom", "categories[].label", "Only the category term is modelled (label is its fallback)."),
-        ("atom", "categories[].scheme", "Category schemes are not modelled."),
+        ("atom", "links[].**", "A link with neither href nor text is not kept (nothing to point to); every other link is compared with all its attributes."),
         ("atom", "extensions.**", "gofeed's generic tree of extension elements; not a model of ours."),
-        ("atom", "entries[].links[].href", "Only the first alternate, enclosure and replies links are modelled; other relations are not."),
-        ("atom", "entries[].links[].rel", "A link without href is not modelled (for links with href, rel only selects the field href is compared with)."),
-        ("atom", "entries[].links[].type", "Link types are modelled only for enclosures."),
-        ("atom", "entries[].links[].length", "Link lengths are modelled only for enclosures."),
-        ("atom", "entries[].links[].hreflang", "Link attributes other than href are not modelled."),
-        ("atom", "entries[].links[].title", "Link attributes other than href are not modelled."),
-        ("atom", "entries[].contributors.**", "Contributors are not modelled."),
-        ("atom", "entries[].categories[].label", "Only the category term is modelled (label is its fallback)."),
-        ("atom", "entries[].categories[].scheme", "Category schemes are not modelled."),
-        ("atom", "entries[].rights", "Per-entry rights are not modelled."),
+        ("atom", "entries[].links[].**", "A link with neither href nor text is not kept (nothing to point to); every other link is compared with all its attributes."),
         ("atom", "entries[].source.**", "An entry's source feed is not modelled (the parser skips it)."),
-        ("atom", "entries[].content.src", "Out-of-line content is not modelled as such (the parser uses src as a link fallback)."),
         ("atom", "entries[].extensions.**", "gofeed's generic tree of extension elements; not a model of ours."),
         // JSON Feed model
         ("json", "user_comment", "Not modelled: JSON Feed's comment for people reading the feed's source."),
@@ -136,8 +103,6 @@ enum GofeedExclusions {
         ("translator/atom/feed_categories_-_atom_feed_categories.xml", "items[0].categories[0]", atomCategoryLabel),
         ("translator/atom/feed_generator_-_atom03_feed_generator.xml", "generator", generatorText),
         ("translator/atom/feed_generator_-_atom10_feed_generator_name.xml", "generator", generatorText),
-        ("translator/rss/feed_fallbacks_-_rss_channel_itunes.xml", "categories[0]", feedKeywords),
-        ("translator/rss/feed_fallbacks_-_rss_channel_itunes.xml", "categories[1]", feedKeywords),
         ("translator/rss/feed_image_-_rss_channel_description.xml", "image.url",
          "gofeed takes the first <img> of the channel description as the feed image; FeedMetadata.image comes from image elements only (RSS image, Atom logo, itunes:image)."),
         // One date copied into another field.
@@ -163,7 +128,6 @@ enum GofeedExclusions {
     static let webMaster = "RSS 2.0 defines webMaster as the technical contact, not an author; our authors come from managingEditor, dc:creator and itunes:author (Model.swift). gofeed falls back to webMaster."
     static let atomCategoryLabel = "Our categories keep the Atom term (the identifier, RFC 4287 4.2.2.1) and use the label only when there is no term; gofeed's universal model prefers the label."
     static let generatorText = "Our generator is the element's text, the generator's name (RFC 4287 4.2.4); gofeed's universal model appends the version and the uri."
-    static let feedKeywords = "gofeed folds channel itunes:keywords into the feed's categories; FeedMetadata has no keywords (article keywords are compared as categories)."
     static let jsonFeedDate = "JSON Feed has no feed-level date; gofeed's universal model takes the newest item's date_modified as the feed's updated. FeedMetadata.updated stays empty rather than invent one (the items' dates are compared)."
     static let dcDateBoth = "gofeed copies dc:date into both published and updated; we read dc:date as the publication date only (Model.swift) and do not invent an update date."
 

@@ -141,6 +141,17 @@ final class GofeedChecker {
         record(field, expected: Self.show(want), actual: missing ? "<no such article>" : Self.show(got), matched: matched)
     }
 
+    /// Compares a language as a BCP 47 tag: our parser writes tags in RFC 5646's recommended case with hyphens
+    /// (`en-US`), gofeed keeps them as written (`en-us`, `en_US`). RFC 5646 section 2.1.1: "The case distinctions do
+    /// not carry meaning", so case is folded and `_` read as `-` on both sides; anything else must be equal.
+    func language(_ object: [String: Any], _ key: String, at prefix: String, _ actual: String?) {
+        guard let value = object[key], let expected = GofeedJSON.scalar(value) else { return }
+        func tag(_ text: String) -> String { Self.trim(text).lowercased().replacingOccurrences(of: "_", with: "-") }
+        let got = actual.map(Self.trim)
+        record(GofeedJSON.join(prefix, key), expected: Self.show(Self.trim(expected)), actual: Self.show(got),
+               matched: got.map(tag) == tag(expected))
+    }
+
     /// Compares an RFC 3339 instant at `object[key]` with our date; covers the raw twin (`key` without `Parsed`).
     func date(_ object: [String: Any], _ key: String, at prefix: String, _ actual: Date?, raw: String?, missing: Bool = false) {
         guard let text = object[key] as? String else { return }
