@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
         .library(name: "ArticleStore", targets: ["ArticleStore"]),
+        .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
@@ -23,14 +24,17 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
+        // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
@@ -39,7 +43,7 @@ let package = Package(
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "TestSupport"],
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "TestSupport"],
             path: "Benchmarks/ExpatBench"
         ),
         .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),
@@ -47,15 +51,15 @@ let package = Package(
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
-        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "TestSupport"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
+        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "PostgresStore", "TestSupport"], path: "Tests/StoreProbe"),
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash"]),
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CLibPQ"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -294,10 +294,10 @@ struct StoreTests {
         let path = directory.file("store.sqlite")
         do {
             // A feed and an article, written the way version 1 wrote them.
-            let store = try Store(path: path, configuration: StoreConfiguration(), schema: Schema(migrations: [Schema.version1]))
-            _ = try store.makeContext().feed(url: "https://example.com/feed.xml")
+            _ = try Store(path: path, configuration: StoreConfiguration(), schema: Schema(migrations: [Schema.version1]))
         }
         let raw = RawSQLite(path)
+        raw.execute("INSERT INTO feeds (url, created_at) VALUES ('https://example.com/feed.xml', 0)")
         raw.execute("""
             INSERT INTO articles (feed_id, key, key_hash, key_source, identifier, id_source, content_hash, sort_date, first_seen,
                                   last_updated)
@@ -310,6 +310,9 @@ struct StoreTests {
         let feed = try #require(try context.existingFeed(url: "https://example.com/feed.xml"))
         try context.setTags([(feed, ["kept"])])
         #expect(try context.feedStatuses().map(\.tags) == [["kept"]])
+        #expect(try context.feedStatus(feed).host == nil, "version 4 added the host column, empty for old rows")
+        #expect(try context.feeds(urls: ["https://example.com/feed.xml"]) == [feed])
+        #expect(try context.feedStatus(feed).host == "example.com:443", "listing the feed again fills its host in")
     }
 
     @Test func readsAreNewestFirstWithFeedSinceAndLimit() throws {
@@ -389,9 +392,9 @@ struct StoreTests {
         let version1 = Schema(migrations: [Schema.version1])
         let version2 = Schema(migrations: [Schema.version1, "ALTER TABLE feeds ADD COLUMN notes TEXT"])
         do {
-            // Only statements version 1 knows: the feed row (the current code's reads need the current schema).
-            let store = try Store(path: path, configuration: StoreConfiguration(), schema: version1)
-            _ = try store.makeContext().feed(url: "https://example.com/feed.xml")
+            // Only statements version 1 knows: the feed row (the current code's reads and writes need the current schema).
+            _ = try Store(path: path, configuration: StoreConfiguration(), schema: version1)
+            RawSQLite(path).execute("INSERT INTO feeds (url, created_at) VALUES ('https://example.com/feed.xml', 0)")
         }
         let migrated = try Store(path: path, configuration: StoreConfiguration(), schema: version2)
         let raw = RawSQLite(path)
