@@ -98,9 +98,22 @@ public final class IngestPipeline: Sendable {
         }
         cancelled.store(false, ordering: .sequentiallyConsistent)  // before planning, so a cancel() during it counts
         emit(.runStarted(feeds: entries.count))
-        let plans = plan(entries)
+        var planned = plan(entries)
         let workers = max(1, min(configuration.jobs, entries.count))
-        let state = RunSchedule(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead)
+        var leasing: Leasing?
+        if let store, configuration.usesLeases, planned.contains(where: { $0.fetches && $0.feed != nil }) {
+            let timeout = fetcher.configuration.totalTimeout
+            do {
+                leasing = try Leasing(store: store, duration: configuration.leaseDuration ?? timeout * 2,
+                                      perHostLimit: fetcher.configuration.maximumConnectionsPerHost,
+                                      ignoresNextFetch: configuration.force)
+            } catch {
+                for index in planned.indices { planned[index].failure = error }
+            }
+        }
+        let plans = planned
+        let state = RunSchedule(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead, leasing: leasing)
+        leasing?.startRenewing(state)
         current.withLock { $0 = state }
         if isCancelled { state.cancelTransfers() }  // cancelled while planning: claim nothing
         let group = DispatchGroup()
@@ -110,10 +123,23 @@ public final class IngestPipeline: Sendable {
                 defer { group.leave() }
                 let worker = Worker(pipeline: self, number: number, emit: emit)
                 defer { worker.stop() }
-                while !isCancelled, let (index, transfer) = state.claim() {
-                    if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
-                    let result = worker.ingest(plans[index], transfer: transfer)
-                    state.finish(index, result)
+                while !isCancelled, let claim = state.next() {
+                    switch claim {
+                    case .wait:
+                        Thread.sleep(forTimeInterval: 0.05)
+                    case .elsewhere(let index):
+                        emit(.feedFinished(plans[index].entry, .claimedElsewhere))
+                        state.finish(index, .claimedElsewhere)
+                    case .failed(let index, let error):
+                        let result = FeedResult.failed(.store(error), counts: FeedCounts())
+                        emit(.feedFinished(plans[index].entry, result))
+                        state.finish(index, result)
+                    case .feed(let index, let transfer, let lease):
+                        if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
+                        let result = worker.ingest(plans[index], transfer: transfer, lease: lease,
+                                                   lost: { state.isLost(index) })
+                        state.finish(index, result)
+                    }
                 }
             }
             thread.name = "feedingest.ingest.\(number)"
@@ -121,6 +147,7 @@ public final class IngestPipeline: Sendable {
         }
         group.wait()
         let results = settleUnresolvedHosts(state.results, plans: plans, emit: emit)
+        leasing?.finish()
         var summary = IngestSummary()
         summary.feeds = entries.count
         for result in results {
