@@ -25,6 +25,9 @@ struct PostgresLocation: Sendable {
     /// Checks `uri` with libpq's parser (`PQconninfoParse`), without connecting.
     ///
     /// - Throws: ``StoreError/Kind/invalidLocation`` with libpq's reason, the password scrubbed from it.
+    /// `uri` with its password replaced by `***`, whether or not libpq can parse it.
+    static func redacted(_ uri: String) -> String { redact(uri).0 }
+
     init(_ uri: String) throws(StoreError) {
         self.uri = uri
         let (redacted, secrets) = Self.redact(uri)
@@ -255,9 +258,8 @@ final class PGConnection {
         }
         self.handle = handle
         guard PQstatus(handle) == CONNECTION_OK else {
-            let error = connectionError(operation: "connect")
-            PQfinish(handle)
-            throw error
+            // deinit runs when an initialiser that set every property throws: it calls PQfinish.
+            throw connectionError(operation: "connect")
         }
         CLibPQ_silenceNotices(handle)
     }
@@ -343,8 +345,13 @@ final class PGConnection {
         let message = raw.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }.joined(separator: "; ")
         let lower = message.lowercased()
-        let kind: StoreError.Kind
-        if PQconnectionNeedsPassword(handle) != 0 || lower.contains("password authentication failed")
+        var kind: StoreError.Kind
+        var text = message.isEmpty ? "the connection failed" : message
+        if lower.contains("for connection option") || lower.contains("invalid connection option") || lower.contains("invalid sslmode") {
+            // libpq checks option values (a port, a mode) only when it connects.
+            kind = .invalidLocation
+            text = "not a usable PostgreSQL URI: " + text
+        } else if PQconnectionNeedsPassword(handle) != 0 || lower.contains("password authentication failed")
             || lower.contains("no pg_hba.conf entry") || (lower.contains("role") && lower.contains("does not exist")) {
             kind = .authenticationFailed
         } else if lower.contains("database") && lower.contains("does not exist") {
@@ -352,8 +359,7 @@ final class PGConnection {
         } else {
             kind = .unreachable
         }
-        let text = message.isEmpty ? "the connection failed" : message
-        return StoreError(kind: kind, message: location.scrub(text), path: location.redacted, operation: operation)
+        return StoreError(kind: kind, message: location.scrub(text, always: kind == .invalidLocation), path: location.redacted, operation: operation)
     }
 
     // MARK: Running SQL

@@ -22,7 +22,7 @@ extension Store {
     /// `location` as messages may show it: a PostgreSQL URI without its password, or the path as given.
     public static func displayName(of location: String) -> String {
         guard isPostgresURI(location) else { return location }
-        return (try? PostgresLocation(location).redacted) ?? "a PostgreSQL URI"
+        return PostgresLocation.redacted(location)
     }
 
     /// Opens the PostgreSQL store at `uri`: connects, checks that the database is a feedingest store at a version

@@ -152,7 +152,7 @@ enum IngestCommand {
                 store = try Store.open(path, configuration: storeConfiguration)
             } catch {
                 var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
-                if let hint = error.hint { line += " (\(hint))" }
+                if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
                 StandardStreams.error.write(line + "\n")
                 return 2
             }
