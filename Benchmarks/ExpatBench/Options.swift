@@ -31,6 +31,9 @@ enum Section: String, CaseIterable, Codable, Sendable {
     case latency
     /// SHA-256 (body fingerprints) and XXH64 (content and key hashes) alone, in memory.
     case hash
+    /// Scale-out: 1, 2 and 4 processes over 2,000 latency feeds (80% 304) into one PostgreSQL database, beside one
+    /// process into SQLite.
+    case scale
 }
 
 struct BenchmarkOptions {
@@ -72,6 +75,8 @@ extension Command {
                              http     loopback nginx, full speed and rate-limited (1 MiB/s)
                              e2e      the built feedingest command: seed set and 20 MB feed into a fresh store
                              latency  1,000 feeds from scripts/latency_server.py, 100 ms each, default jobs and --jobs 1
+                             scale    2,000 feeds at 100 ms, 80% answering 304: 1, 2 and 4 processes into one
+                                      PostgreSQL database (a throw-away server) beside one process into SQLite
                              hash     SHA-256 and XXH64 alone, in memory (MB/s, ns per call)
           --rounds N       counted rounds (default 7, at least 1; 5 or more for honest figures)
           --quick          fewer rounds, no 200 MB feed, no --jobs 1 latency run (smoke test)
