@@ -39,8 +39,19 @@ import Syndication
 /// validators and commits the articles parsed before the error. One feed's failure never touches another: each has
 /// its own transfer, parser and store session.
 ///
-/// A feed whose stored next allowed fetch (from `Retry-After`, or the backoff after consecutive failures) is still
-/// ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless ``IngestConfiguration/force`` is set.
+/// A feed whose stored next allowed fetch (from `Retry-After`, the backoff after consecutive failures, or the interval a
+/// fetch recorded) is still ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless
+/// ``IngestConfiguration/force`` is set.
+///
+/// ## Leases
+///
+/// With a store (and ``IngestConfiguration/usesLeases``), a feed is fetched only under a lease the run claimed first,
+/// so processes sharing a store never fetch one feed at once: a lease thread (`feedingest.leases`, with a store context
+/// of its own) claims feeds in batches before their transfers start, a renewal thread (`feedingest.renew`) extends the
+/// leases held every third of ``IngestConfiguration/leaseDuration``, each feed is begun with its lease (its writes are
+/// checked against the lease's epoch), and every lease still held is released when the run ends. A feed another
+/// process holds, or fetched since the run planned it, is ``FeedResult/claimedElsewhere``; a feed whose lease was taken
+/// over while this process held it is ``FeedResult/leaseLost(_:)`` (nothing of it written after the takeover).
 ///
 /// Without a store (`store: nil`) there is no store thread: articles are reported by the worker as parsed, with no
 /// identifier or change, and no validators are sent.

@@ -135,36 +135,41 @@ final class RunSchedule: Sendable {
         return request
     }
 
-    /// Claims more feeds: up to one per worker plus the transfers ahead, held and unfinished.
+    /// Claims more feeds: up to one per worker plus the transfers ahead, held and unfinished (at least 16 at a time, so
+    /// claims stay rare), from a window of the next pending feeds in list order (at least 256), so a claim's cost does
+    /// not grow with the list.
     private func refill(_ state: inout Schedule, _ leasing: Leasing) {
-        let want = max(1, workers + ahead - state.leases.count)
-        let candidates = state.pending.compactMap { plans[$0].feed }
+        let want = max(16, workers + ahead - state.leases.count)
         do throws(StoreError) {
-            let leases = try leasing.claim(candidates, limit: want)
-            if !leases.isEmpty {
-                let byFeed = Dictionary(leases.map { ($0.feed, $0) }, uniquingKeysWith: { a, _ in a })
-                var remaining: [Int] = []
-                for index in state.pending {
-                    if let feed = plans[index].feed, let lease = byFeed[feed] {
-                        state.leases[index] = lease
-                        state.ready.append(index)
-                    } else {
-                        remaining.append(index)
+            while !state.pending.isEmpty {
+                let window = Array(state.pending.prefix(max(256, want * 4)))
+                let candidates = window.compactMap { plans[$0].feed }
+                let leases = try leasing.claim(candidates, limit: want)
+                if !leases.isEmpty {
+                    let byFeed = Dictionary(leases.map { ($0.feed, $0) }, uniquingKeysWith: { a, _ in a })
+                    var remaining: [Int] = []
+                    for index in state.pending {
+                        if let feed = plans[index].feed, let lease = byFeed[feed] {
+                            state.leases[index] = lease
+                            state.ready.append(index)
+                        } else {
+                            remaining.append(index)
+                        }
                     }
+                    state.pending = remaining
+                    return
                 }
-                state.pending = remaining
-                return
-            }
-            guard state.ready.isEmpty else { return }
-            // Nothing claimable now: find out why, feed by feed.
-            let states = try leasing.states(candidates)
-            let blocked = state.pending.filter { index in
-                guard let feed = plans[index].feed else { return false }
-                return states[feed] == .claimable || states[feed] == .leasedHere
-            }
-            if blocked.isEmpty {
-                state.elsewhere += state.pending
-                state.pending = []
+                guard state.ready.isEmpty else { return }
+                // Nothing claimable in the window: find out why, feed by feed. Feeds held back only by a host's limit
+                // (or held here) are tried again shortly; when none is, the whole window is someone else's.
+                let states = try leasing.states(candidates)
+                let blocked = window.contains { index in
+                    guard let feed = plans[index].feed else { return false }
+                    return states[feed] == .claimable || states[feed] == .leasedHere
+                }
+                if blocked { return }
+                state.elsewhere += window
+                state.pending.removeFirst(window.count)
             }
         } catch {
             state.failures += state.pending.map { ($0, error) }
