@@ -91,7 +91,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "the store file cannot be written (immutable, read-only file system or no permission); "
                 + "open it with access .readOnly to read it"
         case .notAFeedingestStore:
-            return "feedingest never writes to a file it did not create; choose another path"
+            return path.lowercased().hasPrefix("postgres")
+                ? "feedingest never writes to a database it did not create; give it an empty database of its own"
+                : "feedingest never writes to a file it did not create; choose another path"
         case .newerSchema:
             return "this store was written by a newer feedingest; upgrade feedingest to use it"
         case .olderSchema:

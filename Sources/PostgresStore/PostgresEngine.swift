@@ -100,8 +100,11 @@ struct PostgresEngine: StoreEngine {
     private static func readHeader(_ connection: PGConnection) throws(StoreError) -> Header {
         let result = try connection.execute("""
             SELECT coalesce(current_schema(), ''),
+                   -- Tables, views and sequences in the schema, but those of extensions (pg_stat_statements' view, …).
                    (SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')),
+                    WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::regclass
+                                      AND d.objid = c.oid AND d.deptype = 'e')),
                    (SELECT string_agg(relname, ', ' ORDER BY relname) FROM (
                         SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname LIMIT 5) t),

@@ -272,6 +272,11 @@ struct PostgresCommandTests {
         try pg.psql("CREATE TABLE users (id int PRIMARY KEY, name text); INSERT INTO users VALUES (1, 'ada')", database: foreign)
         _ = try Self.refusedAtStart(pg.uri(foreign), list: list, mentioning: ["not a feedingest store", "another application", "users"])
         #expect(try pg.psql("SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname = 'public'", database: foreign) == "users")
+        // A database whose schema holds only an extension's objects (pg_stat_statements' view) is empty enough.
+        let withExtension = try pg.createDatabase("extension")
+        try pg.psql("CREATE EXTENSION pg_stat_statements", database: withExtension)
+        let extended = try CommandRunner.run([list.path, "--store", pg.uri(withExtension)])
+        #expect(extended.status == 0 && extended.lines.count == 20, "\(extended.stderr)")
         // A newer schema.
         let newer = try pg.createDatabase("newer")
         _ = try CommandRunner.run([list.path, "--store", pg.uri(newer), "-q"])
