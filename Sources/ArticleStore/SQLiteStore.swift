@@ -72,6 +72,15 @@ final class SQLiteStoreConnection: StoreConnection {
         return feeds
     }
 
+    func feedStatuses(_ feeds: [FeedID]) throws(StoreError) -> [FeedStatus] {
+        let select = try connection.statement(SQL.feedsByIDs)
+        try select.bind(Self.jsonArray(feeds), at: 1)
+        defer { select.reset() }
+        var statuses: [FeedStatus] = []
+        while try select.step() { statuses.append(Self.feedStatus(from: select)) }
+        return statuses
+    }
+
     func consecutiveFailures(_ feed: FeedID) throws(StoreError) -> Int? {
         let select = try connection.statement(SQL.failuresOfFeed)
         try select.bind(feed.rawValue, at: 1)
@@ -451,6 +460,7 @@ enum SQL {
         """
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")
+    static let feedsByIDs = key(30, "SELECT \(feedColumns) FROM feeds WHERE id IN (SELECT value FROM json_each(?1))")
 
     static let lookupArticle = key(7, """
         SELECT id, content_hash, comment_count FROM articles WHERE feed_id = ?1 AND key_hash = ?3 AND key = ?2

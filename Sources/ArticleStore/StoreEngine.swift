@@ -61,6 +61,8 @@ package protocol StoreConnection: AnyObject {
     func feedStatus(_ feed: FeedID) throws(StoreError) -> FeedStatus?
     /// Every feed's row, ordered by URL.
     func feedStatuses() throws(StoreError) -> [FeedStatus]
+    /// The rows of `feeds`, in one statement (any order; unknown ones missing).
+    func feedStatuses(_ feeds: [FeedID]) throws(StoreError) -> [FeedStatus]
     /// The feed's consecutive failures.
     func consecutiveFailures(_ feed: FeedID) throws(StoreError) -> Int?
 

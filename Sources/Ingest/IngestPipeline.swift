@@ -232,8 +232,9 @@ public final class IngestPipeline: Sendable {
             let context = try store.makeContext()
             let ids = try context.feeds(urls: entries.map(\.storeURL))
             try context.setTags(zip(ids, entries).map { ($0, $1.tags) })
+            let statuses = try context.feedStatuses(ids)  // one statement, not one per feed
             for index in plans.indices {
-                let status = try context.feedStatus(ids[index])
+                let status = statuses[index]
                 plans[index].feed = ids[index]
                 plans[index].request = Self.request(entries[index], validators: FetchValidators(
                     entityTag: status.validators.etag, lastModified: status.validators.lastModified))

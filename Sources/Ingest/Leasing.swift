@@ -20,6 +20,7 @@ final class Leasing: Sendable {
     let ignoresNextFetch: Bool
     private let thread: StoreThread
     private let stopping = DispatchSemaphore(value: 0)
+    private let renewerDone = DispatchSemaphore(value: 0)
     private let renewing = Atomic<Bool>(false)
 
     init(store: Store, duration: Duration, perHostLimit: Int, ignoresNextFetch: Bool) throws(StoreError) {
@@ -47,6 +48,7 @@ final class Leasing: Sendable {
     func startRenewing(_ schedule: RunSchedule) {
         let period = max(duration.seconds / 3, 0.05)
         let worker = Thread { [self] in
+            defer { renewerDone.signal() }
             while stopping.wait(timeout: .now() + period) == .timedOut {
                 let held = schedule.heldLeases
                 guard !held.isEmpty else { continue }
@@ -72,7 +74,10 @@ final class Leasing: Sendable {
     /// Stops renewing, releases every lease still held (feeds cancelled, or claimed and never fetched), and ends the
     /// store thread.
     func finish() {
-        if renewing.load(ordering: .sequentiallyConsistent) { stopping.signal() }
+        if renewing.load(ordering: .sequentiallyConsistent) {
+            stopping.signal()
+            renewerDone.wait()  // it uses the store thread: let it finish before the thread ends
+        }
         let owner = self.owner
         _ = try? thread.perform { context throws(StoreError) in try context.releaseLeases(owner: owner) }
         thread.stop()

@@ -185,9 +185,15 @@ final class RunSchedule: Sendable {
         let transfers = schedule.withLock { state -> [FetchTransfer] in
             var stopped: [FetchTransfer] = []
             for (index, lease) in state.leases where feeds.contains(lease.feed) {
-                state.lost.insert(index)
-                state.ready.removeAll { $0 == index }
-                if let transfer = state.transfers[index] { stopped.append(transfer) }
+                if let position = state.ready.firstIndex(of: index) {
+                    // Not handed to a worker yet: simply someone else's now.
+                    state.ready.remove(at: position)
+                    state.leases.removeValue(forKey: index)
+                    state.elsewhere.append(index)
+                } else {
+                    state.lost.insert(index)
+                }
+                if let transfer = state.transfers.removeValue(forKey: index) { stopped.append(transfer) }
             }
             return stopped
         }

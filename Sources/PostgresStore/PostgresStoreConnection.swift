@@ -83,6 +83,11 @@ final class PostgresStoreConnection: StoreConnection {
         return (0..<result.rows).map { Self.feedStatus(result, $0) }
     }
 
+    func feedStatuses(_ feeds: [FeedID]) throws(StoreError) -> [FeedStatus] {
+        let result = try run(SQL.feedsByIDs) { $0.append(ids: feeds.map(\.rawValue)) }
+        return (0..<result.rows).map { Self.feedStatus(result, $0) }
+    }
+
     func consecutiveFailures(_ feed: FeedID) throws(StoreError) -> Int? {
         let result = try run(SQL.failuresOfFeed) { $0.append(feed.rawValue) }
         return result.rows > 0 ? result.int64(0, 0).map(Int.init) : nil
@@ -424,6 +429,7 @@ enum SQL {
         """
     static let feedByID = statement("feed_by_id", [.int8], "SELECT \(feedColumns) FROM feeds WHERE id = $1")
     static let allFeeds = statement("all_feeds", [], "SELECT \(feedColumns) FROM feeds ORDER BY url")
+    static let feedsByIDs = statement("feeds_by_ids", [.int8Array], "SELECT \(feedColumns) FROM feeds WHERE id = ANY ($1::bigint[])")
     static let failuresOfFeed = statement("failures", [.int8], "SELECT consecutive_failures FROM feeds WHERE id = $1")
 
     static let lockLease = statement("lock_lease", [.int8], "SELECT lease_epoch, lease_owner FROM feeds WHERE id = $1 FOR NO KEY UPDATE")
