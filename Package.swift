@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ExpatXML", targets: ["ExpatXML"]),
         .library(name: "StreamingJSON", targets: ["StreamingJSON"]),
         .library(name: "ArticleStore", targets: ["ArticleStore"]),
+        .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
@@ -32,10 +33,13 @@ let package = Package(
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
+        // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON"]),
@@ -44,7 +48,7 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
         .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
@@ -54,7 +58,7 @@ let package = Package(
         .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
         .executableTarget(
             name: "ExpatBench",
-            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
+            dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
                            "TestSupport"],
             path: "Benchmarks/ExpatBench"
         ),
@@ -64,21 +68,21 @@ let package = Package(
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
-        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "TestSupport"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
+        .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "PostgresStore", "TestSupport"], path: "Tests/StoreProbe"),
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "Syndication", "Fetch", "TestSupport"]),
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CYajl", "CUchardet"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CYajl", "CUchardet", "CLibPQ"]),
     ],
     swiftLanguageModes: [.v6]
 )

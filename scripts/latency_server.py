@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A loopback feed server that answers every request 100 ms late: the 1,000-feed latency benchmark's server.
 
-Usage: latency_server.py [--feeds 1000] [--ports 20] [--delay 0.1] [--items 5] [--root DIR] [--parent PID]
+Usage: latency_server.py [--feeds 1000] [--ports 20] [--delay 0.1] [--items 5] [--not-modified PERCENT] [--root DIR]
+                         [--parent PID]
 
 It listens on 127.0.0.1 only, on --ports ports the kernel picks (real feed lists span many hosts, and the fetcher
 opens at most 6 connections to one host), and serves --feeds small deterministic RSS 2.0 feeds spread over them:
@@ -12,9 +13,13 @@ arrived. HTTP/1.1 with keep-alive. The tests use it too (Tests/TestSupport's Fee
     /redirect/PORT/PATH     302 to http://127.0.0.1:PORT/PATH (one of this server's ports)
     /NAME                   with --root DIR, the file DIR/NAME (the query string ignored): a slow static server
 
+Every generated feed carries the ETag "f<i>"; with --not-modified P, feeds whose index modulo 100 is below P answer
+a matching If-None-Match with 304 Not Modified (the others always send the whole feed): the scale benchmark's 80% 304s.
+
 Once listening it prints one JSON line to stdout: {"ports": [...], "urls": [...]}. GET /stats (any port) returns
-{"requests": N, "max_in_flight": M, "max_in_flight_per_port": P, "in_flight": K} -- M is the most requests waiting
-or being answered at once, across all ports, P the most on one port -- and /stats?reset=1 resets the counters after
+{"requests": N, "max_in_flight": M, "max_in_flight_per_port": P, "in_flight": K, "repeated": R, "not_modified": S} --
+M is the most requests waiting or being answered at once, across all ports, P the most on one port, R how many generated
+feeds were requested more than once, S the 304s -- and /stats?reset=1 resets the counters after
 reading them. It exits on SIGTERM or SIGINT, or when the process --parent names is gone, printing the final stats as
 one JSON line to stderr.
 """
@@ -35,6 +40,8 @@ class Stats:
         self.max_in_flight = 0
         self.per_port = {}
         self.max_per_port = {}
+        self.feed_requests = {}
+        self.not_modified = 0
 
     def begin(self, port):
         self.requests += 1
@@ -49,12 +56,15 @@ class Stats:
 
     def snapshot(self):
         return {"requests": self.requests, "max_in_flight": self.max_in_flight,
-                "max_in_flight_per_port": max(self.max_per_port.values(), default=0), "in_flight": self.in_flight}
+                "max_in_flight_per_port": max(self.max_per_port.values(), default=0), "in_flight": self.in_flight,
+                "repeated": sum(1 for count in self.feed_requests.values() if count > 1), "not_modified": self.not_modified}
 
     def reset(self):
         self.requests = 0
         self.max_in_flight = self.in_flight
         self.max_per_port = dict(self.per_port)
+        self.feed_requests = {}
+        self.not_modified = 0
 
 
 WORDS = ("market update council river design energy transit festival harbour research Zürich 東京 café naïve "
@@ -101,6 +111,7 @@ async def main() -> int:
     parser.add_argument("--ports", type=int, default=20)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--items", type=int, default=5)
+    parser.add_argument("--not-modified", type=int, default=0)
     parser.add_argument("--root", default=None)
     parser.add_argument("--parent", type=int, default=0)
     args = parser.parse_args()
@@ -114,12 +125,21 @@ async def main() -> int:
         writer.write(head.encode("ascii") + body)
         await writer.drain()
 
-    async def answer(writer, path):
+    async def answer(writer, path, lines):
         name = path.rsplit("/", 1)[-1]
         number = name[:-4] if name.endswith(".xml") else ""
         parts = path.split("/")
         if path.startswith("/feeds/") and number.isdigit() and int(number) < len(bodies):
-            await respond(writer, "200 OK", bodies[int(number)], "application/rss+xml; charset=utf-8")
+            index = int(number)
+            stats.feed_requests[index] = stats.feed_requests.get(index, 0) + 1
+            etag = f'"f{index}"'
+            match = any(line.lower().startswith("if-none-match:") and etag in line for line in lines[1:])
+            if match and index % 100 < args.not_modified:
+                stats.not_modified += 1
+                writer.write(f"HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nContent-Length: 0\r\n\r\n".encode("ascii"))
+                await writer.drain()
+            else:
+                await respond(writer, "200 OK", bodies[index], "application/rss+xml; charset=utf-8", f"ETag: {etag}\r\n")
         elif path.startswith("/items/") and len(parts) > 3 and parts[2].isdigit():
             await respond(writer, "200 OK", path_feed(path, int(parts[2])), "application/rss+xml")
         elif path.startswith("/redirect/") and len(parts) > 3 and parts[2].isdigit():
@@ -153,7 +173,7 @@ async def main() -> int:
                     stats.begin(port)
                     try:
                         await asyncio.sleep(args.delay)
-                        await answer(writer, urlsplit(path).path)
+                        await answer(writer, urlsplit(path).path, lines)
                     finally:
                         stats.end(port)
                 if close:

@@ -12,6 +12,11 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)          # ... and bring it
 # and make its TLS certificate with openssl; scripts/fault_server.py needs only python3 (above).
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# The PostgreSQL store's tests and the scale benchmark start a throw-away server of their own (initdb and pg_ctl from
+# /usr/lib/postgresql/<version>/bin, as the postgres user); Debian's own cluster and service are never used.
+pg_server=no
+for ctl in /usr/lib/postgresql/*/bin/pg_ctl; do [ -x "$ctl" ] && pg_server=yes; done
+[ "$pg_server" = yes ] || missing+=(postgresql)
 
 # pkg-config module -> Debian package
 declare -A libs=(
@@ -26,6 +31,7 @@ declare -A libs=(
   [yajl]=libyajl-dev         # JSON Feed: the streaming JSON parser under StreamingJSON
   [uchardet]=libuchardet-dev # the encoding of feeds that declare none and are not UTF-8
   [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
+  [libpq]=libpq-dev          # the PostgreSQL store engine (libpq)
 )
 for module in "${!libs[@]}"; do
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "$module"; then
@@ -46,6 +52,11 @@ fi
 echo "setup: installing ${missing[*]}" >&2
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+if [[ " ${missing[*]} " == *" postgresql "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+  # Debian's package would create (and try to start) a cluster of its own; the tests never use one, so none is made.
+  $sudo mkdir -p /etc/postgresql-common
+  echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.conf >/dev/null
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -155,13 +155,18 @@ struct Benchmark {
 
         var json: JSONBench.Result?
         section(.json) { json = try JSONBench.run(options: options) }
+        var scale: [ScaleResult] = []
+        section(.scale) {
+            let executable = try Self.feedingestExecutable().get()
+            scale = try ScaleBench.run(executable: executable, rounds: options.quick ? 1 : 3)
+        }
 
         let report = BenchmarkReport(
             tool: "feedingest-bench", generatorVersion: FeedGenerator.version, build: isDebugBuild ? "debug" : "release",
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: Self.cpuModel(), chunkBytes: options.chunkSize,
             rounds: options.rounds, warmupRounds: options.warmupRounds, quick: options.quick,
             sections: Section.allCases.filter(sections.contains).map(\.rawValue), skipped: problems,
-            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes, json: json,
+            feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes, json: json, scale: scale,
             totalSeconds: Double(monotonicNanos() - started) / 1e9, loadAverage: [loadAtStart, Self.loadAverage()])
         Report.printTables(report)
         Report.printJSON(report)
@@ -169,7 +174,7 @@ struct Benchmark {
         let allVerified = feeds.allSatisfy { $0.variants.allSatisfy { $0.ok || $0.variant == .foundationData } }
             && memory.allSatisfy { $0.ok || $0.variant == .foundationData }
             && http.allSatisfy { $0.variants.allSatisfy { $0.ok || foundation.contains($0.variant) } }
-            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && (json?.ok ?? true) && problems.isEmpty
+            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && (json?.ok ?? true) && scale.allSatisfy(\.ok) && problems.isEmpty
         return allVerified ? 0 : 1
     }
 
@@ -368,6 +373,7 @@ struct BenchmarkReport: Codable {
     var hashes: [HashResult]
     /// The `json` section (JSON Feed), when it ran.
     var json: JSONBench.Result?
+    var scale: [ScaleResult]
     var totalSeconds: Double
     /// The 1-minute load average at the start and at the end: other work on the machine disturbs wall times.
     var loadAverage: [Double]

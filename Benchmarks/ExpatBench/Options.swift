@@ -35,6 +35,9 @@ enum Section: String, CaseIterable, Codable, Sendable {
     case hash
     /// A 20 MB JSON Feed: StreamingJSON and Syndication against Foundation's JSONSerialization and JSONDecoder and raw yajl.
     case json
+    /// Scale-out: 1, 2 and 4 processes over 2,000 latency feeds (80% 304) into one PostgreSQL database, beside one
+    /// process into SQLite.
+    case scale
 }
 
 struct BenchmarkOptions {
@@ -76,6 +79,8 @@ extension Command {
                              http     loopback nginx, full speed and rate-limited (1 MiB/s)
                              e2e      the built feedingest command: seed set and 20 MB feed into a fresh store
                              latency  1,000 feeds from scripts/latency_server.py, 100 ms each, default jobs and --jobs 1
+                             scale    2,000 feeds at 100 ms, 80% answering 304: 1, 2 and 4 processes into one
+                                      PostgreSQL database (a throw-away server) beside one process into SQLite
                              hash     SHA-256 and XXH64 alone, in memory (MB/s, ns per call)
                              json     a 20 MB JSON Feed: streaming against JSONSerialization, JSONDecoder and raw yajl,
                                       then peak RSS per variant (20 MB and 200 MB; none with --skip-memory)

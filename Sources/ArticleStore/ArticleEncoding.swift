@@ -43,9 +43,9 @@ public enum ArticleHasher {
 ///
 /// Owned by one ``StoreContext`` (not thread-safe, like it). The buffer must not change while a statement
 /// bound from it runs: encode, bind, step, then encode the next article.
-final class ArticleRow {
+package final class ArticleRow {
     /// The text columns, in encoding order; the ones up to ``podcast`` are covered by the content hash.
-    enum Column: Int, CaseIterable {
+    package enum Column: Int, CaseIterable {
         case identifier, idSource, title, link, publishedRaw, updatedRaw, authors, summary, summaryType, content,
              contentType, categories, enclosures, image, comments, commentsFeed, language, podcast
         case key, keySource
@@ -57,7 +57,7 @@ final class ArticleRow {
     private var spans = [(offset: Int, length: Int)](repeating: (0, -1), count: Column.allCases.count)
     private var hashedLength = 0
 
-    init() {
+    package init() {
         capacity = 16 * 1024
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
     }
@@ -65,7 +65,7 @@ final class ArticleRow {
     deinit { base.deallocate() }
 
     /// Encodes an article (and its key, which the hash does not cover).
-    func encode(_ article: borrowing Article, key: String = "", keySource: String = "") {
+    package func encode(_ article: borrowing Article, key: String = "", keySource: String = "") {
         count = 0
         text(.identifier, article.id)
         text(.idSource, article.idSource.rawValue)
@@ -93,28 +93,28 @@ final class ArticleRow {
     }
 
     /// The content hash of the encoded article (``ArticleHasher``).
-    var contentHash: UInt64 { ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: hashedLength)) }
+    package var contentHash: UInt64 { ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: hashedLength)) }
 
     /// The hash of the encoded key (``keyHash(_:)``).
-    var keyHash: Int64 {
+    package var keyHash: Int64 {
         let span = spans[Column.key.rawValue]
         return Int64(bitPattern: ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base + span.offset, count: max(span.length, 0))))
     }
 
     /// The hash the key index holds: XXH64 of the key's UTF-8 bytes, as a signed 64-bit integer.
-    static func keyHash(_ key: String) -> Int64 {
+    package static func keyHash(_ key: String) -> Int64 {
         var key = key
         return key.withUTF8 { Int64(bitPattern: ArticleHasher.xxHash64(UnsafeRawBufferPointer($0))) }
     }
 
     /// A column's bytes in the buffer, or `nil` when the value is absent (NULL). Valid until the next encode.
-    func bytes(_ column: Column) -> UnsafeRawBufferPointer? {
+    package func bytes(_ column: Column) -> UnsafeRawBufferPointer? {
         let span = spans[column.rawValue]
         return span.length < 0 ? nil : UnsafeRawBufferPointer(start: base + span.offset, count: span.length)
     }
 
     /// The fallback key (``ArticleHasher/fallbackKey(of:)``); overwrites the buffer.
-    func fallbackKey(of article: Article) -> String {
+    package func fallbackKey(of article: Article) -> String {
         count = 0
         text(.title, article.title)
         date(article.published)

@@ -8,7 +8,7 @@ import Syndication
 /// buffer, because `JSONEncoder` would cost more per article than the whole insert; only offline reads decode
 /// them, with `JSONDecoder`. Field names follow the Swift model (`name`, `email`, `uri`; `url`, `type`, `length`;
 /// `durationSeconds`, `episode`, …); absent values are omitted and empty lists are NULL.
-enum ListColumns {
+package enum ListColumns {
     // MARK: Reading back
 
     private struct PersonJSON: Decodable { var name: String?; var email: String?; var uri: String? }
@@ -25,24 +25,24 @@ enum ListColumns {
         var chaptersURL: String?
     }
 
-    static func decodeAuthors(_ text: String?) throws -> [Person] {
+    package static func decodeAuthors(_ text: String?) throws -> [Person] {
         guard let text else { return [] }
         return try JSONDecoder().decode([PersonJSON].self, from: Data(text.utf8))
             .map { Person(name: $0.name, email: $0.email, uri: $0.uri) }
     }
 
-    static func decodeStrings(_ text: String?) throws -> [String] {
+    package static func decodeStrings(_ text: String?) throws -> [String] {
         guard let text else { return [] }
         return try JSONDecoder().decode([String].self, from: Data(text.utf8))
     }
 
-    static func decodeEnclosures(_ text: String?) throws -> [Enclosure] {
+    package static func decodeEnclosures(_ text: String?) throws -> [Enclosure] {
         guard let text else { return [] }
         return try JSONDecoder().decode([EnclosureJSON].self, from: Data(text.utf8))
             .map { Enclosure(url: $0.url, type: $0.type, length: $0.length) }
     }
 
-    static func decodePodcast(_ text: String?) throws -> PodcastDetails? {
+    package static func decodePodcast(_ text: String?) throws -> PodcastDetails? {
         guard let text else { return nil }
         let json = try JSONDecoder().decode(PodcastJSON.self, from: Data(text.utf8))
         var podcast = PodcastDetails()

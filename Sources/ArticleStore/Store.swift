@@ -1,9 +1,9 @@
 import Foundation
 
-/// The article store's coordinator: it owns the database file, its schema and its configuration, and hands
-/// out one ``StoreContext`` per thread.
+/// The article store's coordinator: it owns the database (an SQLite file, or a PostgreSQL database through the
+/// `PostgresStore` module), its schema and its configuration, and hands out one ``StoreContext`` per thread.
 ///
-/// Opening a store (https://sqlite.org/wal.html, https://sqlite.org/pragma.html):
+/// Opening an SQLite store (https://sqlite.org/wal.html, https://sqlite.org/pragma.html):
 /// 1. opens or creates the file; a new file is initialised, an existing one must be a feedingest store
 ///    (`PRAGMA application_id` is `FdIn`) — any other file, SQLite or not, is refused and never written;
 /// 2. refuses a schema newer than this version knows (`PRAGMA user_version`), and migrates an older one
@@ -18,16 +18,20 @@ import Foundation
 /// The store itself holds no connection, so it is `Sendable` and can be shared; the work happens in
 /// contexts (see ``makeContext()``).
 public final class Store: Sendable {
-    /// The database file's path.
-    public let path: String
+    /// The store: the SQLite file's path, or the PostgreSQL URI without its password.
+    public var path: String { engine.location }
     /// The configuration every context of this store uses.
     public let configuration: StoreConfiguration
-    let schema: Schema
+    /// The engine: it opens the connections.
+    package let engine: any StoreEngine
 
-    /// The schema version this feedingest writes (`PRAGMA user_version`).
+    /// The schema version this feedingest writes into SQLite stores (`PRAGMA user_version`).
     public static var schemaVersion: Int { Schema.current.version }
 
-    /// Opens the store at `path`, creating and initialising it when missing (read-write access only).
+    /// `sqlite` or `postgresql`.
+    public var engineName: String { engine.name }
+
+    /// Opens the SQLite store at `path`, creating and initialising it when missing (read-write access only).
     ///
     /// - Throws: ``StoreError`` naming `path`: ``StoreError/Kind/notAFeedingestStore`` for a file that is not
     ///   SQLite or belongs to another application, ``StoreError/Kind/newerSchema(found:supported:)``,
@@ -37,7 +41,34 @@ public final class Store: Sendable {
         try self.init(path: path, configuration: configuration, schema: .current)
     }
 
-    /// Opens the store with a given schema (tests use it to exercise migrations).
+    /// Opens the SQLite store with a given schema (tests use it to exercise migrations).
+    convenience init(path: String, configuration: StoreConfiguration, schema: Schema) throws(StoreError) {
+        self.init(engine: try SQLiteEngine(path: path, configuration: configuration, schema: schema), configuration: configuration)
+    }
+
+    /// A store over an engine that has opened (checked, created or migrated) its database.
+    package init(engine: any StoreEngine, configuration: StoreConfiguration) {
+        self.engine = engine
+        self.configuration = configuration
+    }
+
+    /// A new context: its own connection, for use on one thread.
+    ///
+    /// Make one per worker thread and keep it for the thread's life: its prepared statements are reused.
+    public func makeContext() throws(StoreError) -> StoreContext {
+        StoreContext(connection: try engine.makeConnection(), configuration: configuration)
+    }
+}
+
+/// The SQLite engine: the file's checks, creation, migrations and WAL switch, once, then one connection per context.
+struct SQLiteEngine: StoreEngine {
+    let path: String
+    let configuration: StoreConfiguration
+    let schema: Schema
+
+    var location: String { path }
+    var name: String { "sqlite" }
+
     init(path: String, configuration: StoreConfiguration, schema: Schema) throws(StoreError) {
         self.path = path
         self.configuration = configuration
@@ -48,14 +79,11 @@ public final class Store: Sendable {
         }
     }
 
-    /// A new context: its own SQLite connection, for use on one thread.
-    ///
-    /// Make one per worker thread and keep it for the thread's life: its prepared statements are reused.
-    public func makeContext() throws(StoreError) -> StoreContext {
-        try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> StoreContext in
+    func makeConnection() throws(StoreError) -> any StoreConnection {
+        try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> any StoreConnection in
             let connection = try Self.open(path: path, configuration: configuration, create: false)
             try Self.verify(connection, configuration: configuration, schema: schema)
-            return StoreContext(connection: connection, configuration: configuration)
+            return SQLiteStoreConnection(connection: connection)
         }
     }
 

@@ -1,9 +1,11 @@
-/// An error of the article store, with SQLite's codes and message, the file and the operation.
+/// An error of the article store, with the engine's codes and message, the store and the operation.
 ///
-/// ``kind`` says what went wrong in feedingest's terms; for errors SQLite reported, ``code`` is SQLite's
+/// ``kind`` says what went wrong in feedingest's terms. For errors SQLite reported, ``code`` is SQLite's
 /// extended result code (``SQLiteResultCode/primary`` gives the primary one), ``message`` is `sqlite3_errmsg`
-/// and ``systemErrno`` the operating system's errno of the failing call (`sqlite3_system_errno`).
-/// ``description`` names the path and gives a hint for the common cases.
+/// and ``systemErrno`` the operating system's errno of the failing call (`sqlite3_system_errno`). For errors
+/// PostgreSQL reported, ``sqlState`` is the server's SQLSTATE (`28P01`, `57014`, …) and ``message`` libpq's
+/// message. ``path`` names the store: the SQLite file, or the PostgreSQL URI **without its password**.
+/// ``description`` names the store and gives a hint for the common cases.
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, in feedingest's terms.
     public enum Kind: Sendable, Hashable {
@@ -25,6 +27,19 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case feedAlreadyStarted(FeedID)
         /// A stored value could not be read back (for example malformed JSON in a list column).
         case invalidStoredValue
+        /// PostgreSQL (the server or libpq) reported an error; ``StoreError/sqlState`` says which when the server did.
+        case postgres
+        /// The store's location cannot be used as given: a malformed PostgreSQL URI, an unknown option.
+        case invalidLocation
+        /// The database server could not be reached (refused, no such socket, a timeout, the connection lost).
+        case unreachable
+        /// The server refused the credentials (a wrong password, an unknown role, no `pg_hba.conf` entry).
+        case authenticationFailed
+        /// The database named in the URI does not exist on the server.
+        case missingDatabase
+        /// The feed's lease was taken over by another process (its epoch moved on): this writer's late results were
+        /// refused and nothing of them was written.
+        case leaseLost(FeedID)
     }
 
     /// What went wrong.
@@ -35,16 +50,20 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The operating system's errno for the failing call, 0 when none (`sqlite3_system_errno`).
     public var systemErrno: Int32
-    /// The store file's path.
+    /// The store: the SQLite file's path, or the PostgreSQL URI without its password.
     public var path: String
+    /// PostgreSQL's SQLSTATE for errors the server reported (`28P01` wrong password, `3D000` no such database,
+    /// `57014` statement timeout, `25006` read-only transaction, `42501` insufficient privilege …); `nil` otherwise.
+    public var sqlState: SQLState?
     /// The SQL statement or the operation that failed, for example `open the store for reading and writing`.
     public var operation: String
 
     /// Creates an error value.
     public init(kind: Kind, code: SQLiteResultCode = .ok, message: String, systemErrno: Int32 = 0,
-                path: String, operation: String) {
+                path: String, operation: String, sqlState: SQLState? = nil) {
         self.kind = kind
         self.code = code
+        self.sqlState = sqlState
         self.message = message
         self.systemErrno = systemErrno
         self.path = path
@@ -58,6 +77,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = "\(path): \(message)"
         if code != .ok { text += " (\(code))" }
+        if let sqlState { text += " (SQLSTATE \(sqlState.rawValue))" }
         if systemErrno != 0 { text += " [errno \(systemErrno): \(SQLiteConnection.describe(errno: systemErrno))]" }
         text += " while \(Self.abbreviate(operation))"
         if let hint { text += "; \(hint)" }
@@ -71,11 +91,36 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             return "the store file cannot be written (immutable, read-only file system or no permission); "
                 + "open it with access .readOnly to read it"
         case .notAFeedingestStore:
-            return "feedingest never writes to a file it did not create; choose another path"
+            return path.lowercased().hasPrefix("postgres")
+                ? "feedingest never writes to a database it did not create; give it an empty database of its own"
+                : "feedingest never writes to a file it did not create; choose another path"
         case .newerSchema:
             return "this store was written by a newer feedingest; upgrade feedingest to use it"
         case .olderSchema:
             return "open the store read-write once to migrate it"
+        case .invalidLocation:
+            return "give a path for SQLite, or a PostgreSQL URI such as postgresql://user@host:5432/dbname "
+                + "(or postgresql:///dbname?host=/run/postgresql for a unix socket)"
+        case .unreachable:
+            return "the database server is down, refuses connections, or the host, port or socket directory is wrong"
+        case .authenticationFailed:
+            return "check the user and password (in the URI, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf"
+        case .missingDatabase:
+            return "create it first (createdb NAME, or CREATE DATABASE NAME) and give feedingest a role that owns it"
+        case .leaseLost:
+            return "this process stalled past its lease (paused, partitioned or overloaded) and another process took "
+                + "the feed over; the other process's results stand"
+        case .postgres:
+            switch sqlState?.rawValue {
+            case "57014"?: return "the server's statement_timeout (or a cancel) cut a statement short; nothing of that "
+                + "transaction was committed"
+            case "25006"?, "42501"?: return "the role cannot write here (a read-only role, a hot standby, or missing "
+                + "privileges); use a role that owns the database"
+            case "53100"?: return "the database server's disk is full; nothing committed was lost"
+            case let state? where state.hasPrefix("08"): return "the connection to the server was lost; the transaction "
+                + "in flight was rolled back, and the next run completes it"
+            default: return nil
+            }
         case .sqlite:
             switch code.primary {
             case .full: return "the disk is full or the store reached its size limit; nothing committed was lost, "

@@ -71,6 +71,11 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// How far each backoff wait is spread at random, as a fraction: 0.1 (the default) waits 90–110% of it, so feeds
     /// that failed together (one host down, the network gone) do not all come back in the same second. 0 for none.
     public var failureBackoffJitter: Double = 0.1
+    /// The interval a successful fetch records: the feed is not due again until this long after it was claimed (or
+    /// later, when the server asked for that). Several processes started together on one list thus fetch each feed
+    /// once among them. Default zero (due again at once); `feedingest FEEDS` records 5 minutes unless `--interval`
+    /// says otherwise. See ``FetchSchedule``.
+    public var fetchInterval: Duration = .zero
 
     /// The defaults.
     public init() {}
@@ -254,6 +259,46 @@ public struct FeedStatus: Sendable, Hashable {
     public var isRateLimited = false
     /// The kind of ``error`` (``FeedFailure/kind``), when the failure recorded one.
     public var errorKind: String?
+    /// The host the per-host limits count the feed under (``FeedHost``); `nil` for a local file.
+    public var host: String?
+    /// Who holds the feed's lease, while one is held (it may have expired: see ``leaseUntil``).
+    public var leaseOwner: String?
+    /// When the lease expires.
+    public var leaseUntil: Date?
+    /// How many times the feed was claimed (``FeedLease/epoch``).
+    public var leaseEpoch: Int64 = 0
+
+    /// The row as an engine read it.
+    package init(id: FeedID, url: String, title: String?, homeLink: String?, currentURL: String?, validators: FeedValidators,
+                 keyMode: ArticleKeyMode, lastAttempt: Date?, lastSuccess: Date?, outcome: FeedOutcome?, error: String?,
+                 consecutiveFailures: Int, nextFetch: Date?, articleCount: Int, lastFetchSeen: Int?, lastFetchNew: Int?,
+                 lastFetchUpdated: Int?, tags: [String], isRateLimited: Bool, errorKind: String?, host: String?,
+                 leaseOwner: String?, leaseUntil: Date?, leaseEpoch: Int64) {
+        self.id = id
+        self.url = url
+        self.title = title
+        self.homeLink = homeLink
+        self.currentURL = currentURL
+        self.validators = validators
+        self.keyMode = keyMode
+        self.lastAttempt = lastAttempt
+        self.lastSuccess = lastSuccess
+        self.outcome = outcome
+        self.error = error
+        self.consecutiveFailures = consecutiveFailures
+        self.nextFetch = nextFetch
+        self.articleCount = articleCount
+        self.lastFetchSeen = lastFetchSeen
+        self.lastFetchNew = lastFetchNew
+        self.lastFetchUpdated = lastFetchUpdated
+        self.tags = tags
+        self.isRateLimited = isRateLimited
+        self.errorKind = errorKind
+        self.host = host
+        self.leaseOwner = leaseOwner
+        self.leaseUntil = leaseUntil
+        self.leaseEpoch = leaseEpoch
+    }
 }
 
 /// Which articles to read, newest first.

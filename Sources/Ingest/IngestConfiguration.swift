@@ -21,6 +21,14 @@ public struct IngestConfiguration: Sendable {
     /// always find room for the feed it claims), so raise `maximumConcurrentTransfers` to `jobs + transfersAhead` for
     /// this many in flight. Default 64; 0 starts each transfer only when its worker claims the feed.
     public var transfersAhead = 64
+    /// With a store, feeds are fetched under leases (see ``IngestPipeline``): how long a lease lasts unless renewed.
+    /// `nil` (the default) for twice the fetcher's `totalTimeout`: a small multiple of the longest a transfer may take,
+    /// renewed every third of it while the feed is held (queued, downloading, parsing, storing), so only a process
+    /// that stalls or dies loses its feeds, and another process takes them over once the lease has expired.
+    public var leaseDuration: Duration?
+    /// Claim feeds under leases when there is a store (the default); `false` fetches every listed feed that is due
+    /// without claiming it, as a store with one writer may.
+    public var usesLeases = true
 
     /// Creates the default configuration.
     public init() {}

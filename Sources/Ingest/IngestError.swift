@@ -114,6 +114,12 @@ extension StoreError.Kind {
         case .feedNotStarted: return "feed-not-started"
         case .feedAlreadyStarted: return "feed-already-started"
         case .invalidStoredValue: return "invalid-stored-value"
+        case .postgres: return "postgres"
+        case .invalidLocation: return "invalid-location"
+        case .unreachable: return "unreachable"
+        case .authenticationFailed: return "authentication-failed"
+        case .missingDatabase: return "missing-database"
+        case .leaseLost: return "lease-lost"
         }
     }
 }

@@ -67,6 +67,13 @@ public enum FeedResult: Sendable, Hashable {
     /// The fetch, the parse or the store failed, with the typed error of the layer that failed (its description is
     /// the reason for people). Articles committed before the failure stay committed (and were reported).
     case failed(IngestError, counts: FeedCounts)
+    /// Not fetched here: another process sharing the store held the feed's lease, or fetched it since this run listed it
+    /// (its next fetch is now ahead). Not a failure.
+    case claimedElsewhere
+    /// This process lost the feed's lease while it held it (it stalled past the lease and another process claimed the
+    /// feed): what it had not committed by then was not written, and the other process's results stand. The error
+    /// says which epoch took over. Not counted as a failure of the feed, but reported.
+    case leaseLost(StoreError)
 
     /// Whether the feed failed.
     public var isFailure: Bool {
@@ -116,6 +123,10 @@ public struct IngestSummary: Sendable, Hashable {
     public var cancelled = 0
     /// Feeds not reached because the network looks down (see ``FeedResult/offline(reason:)``).
     public var offline = 0
+    /// Feeds another process sharing the store held or had fetched (``FeedResult/claimedElsewhere``).
+    public var claimedElsewhere = 0
+    /// Feeds whose lease this process lost to another (``FeedResult/leaseLost(_:)``).
+    public var leaseLost = 0
     /// Article counts over all feeds.
     public var articles = FeedCounts()
     /// Wall time of the run, in seconds.
@@ -142,6 +153,10 @@ public struct IngestSummary: Sendable, Hashable {
         case .failed(_, let counts):
             failed += 1
             articles.add(counts)
+        case .claimedElsewhere:
+            claimedElsewhere += 1
+        case .leaseLost:
+            leaseLost += 1
         }
     }
 }

@@ -39,8 +39,19 @@ import Syndication
 /// validators and commits the articles parsed before the error. One feed's failure never touches another: each has
 /// its own transfer, parser and store session.
 ///
-/// A feed whose stored next allowed fetch (from `Retry-After`, or the backoff after consecutive failures) is still
-/// ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless ``IngestConfiguration/force`` is set.
+/// A feed whose stored next allowed fetch (from `Retry-After`, the backoff after consecutive failures, or the interval a
+/// fetch recorded) is still ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless
+/// ``IngestConfiguration/force`` is set.
+///
+/// ## Leases
+///
+/// With a store (and ``IngestConfiguration/usesLeases``), a feed is fetched only under a lease the run claimed first,
+/// so processes sharing a store never fetch one feed at once: a lease thread (`feedingest.leases`, with a store context
+/// of its own) claims feeds in batches before their transfers start, a renewal thread (`feedingest.renew`) extends the
+/// leases held every third of ``IngestConfiguration/leaseDuration``, each feed is begun with its lease (its writes are
+/// checked against the lease's epoch), and every lease still held is released when the run ends. A feed another
+/// process holds, or fetched since the run planned it, is ``FeedResult/claimedElsewhere``; a feed whose lease was taken
+/// over while this process held it is ``FeedResult/leaseLost(_:)`` (nothing of it written after the takeover).
 ///
 /// Without a store (`store: nil`) there is no store thread: articles are reported by the worker as parsed, with no
 /// identifier or change, and no validators are sent.
@@ -98,9 +109,22 @@ public final class IngestPipeline: Sendable {
         }
         cancelled.store(false, ordering: .sequentiallyConsistent)  // before planning, so a cancel() during it counts
         emit(.runStarted(feeds: entries.count))
-        let plans = plan(entries)
+        var planned = plan(entries)
         let workers = max(1, min(configuration.jobs, entries.count))
-        let state = RunSchedule(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead)
+        var leasing: Leasing?
+        if let store, configuration.usesLeases, planned.contains(where: { $0.fetches && $0.feed != nil }) {
+            let timeout = fetcher.configuration.totalTimeout
+            do {
+                leasing = try Leasing(store: store, duration: configuration.leaseDuration ?? timeout * 2,
+                                      perHostLimit: fetcher.configuration.maximumConnectionsPerHost,
+                                      ignoresNextFetch: configuration.force)
+            } catch {
+                for index in planned.indices { planned[index].failure = error }
+            }
+        }
+        let plans = planned
+        let state = RunSchedule(plans: plans, fetcher: fetcher, workers: workers, ahead: configuration.transfersAhead, leasing: leasing)
+        leasing?.startRenewing(state)
         current.withLock { $0 = state }
         if isCancelled { state.cancelTransfers() }  // cancelled while planning: claim nothing
         let group = DispatchGroup()
@@ -110,10 +134,23 @@ public final class IngestPipeline: Sendable {
                 defer { group.leave() }
                 let worker = Worker(pipeline: self, number: number, emit: emit)
                 defer { worker.stop() }
-                while !isCancelled, let (index, transfer) = state.claim() {
-                    if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
-                    let result = worker.ingest(plans[index], transfer: transfer)
-                    state.finish(index, result)
+                while !isCancelled, let claim = state.next() {
+                    switch claim {
+                    case .wait:
+                        Thread.sleep(forTimeInterval: 0.05)
+                    case .elsewhere(let index):
+                        emit(.feedFinished(plans[index].entry, .claimedElsewhere))
+                        state.finish(index, .claimedElsewhere)
+                    case .failed(let index, let error):
+                        let result = FeedResult.failed(.store(error), counts: FeedCounts())
+                        emit(.feedFinished(plans[index].entry, result))
+                        state.finish(index, result)
+                    case .feed(let index, let transfer, let lease):
+                        if isCancelled { transfer?.cancel() }  // cancelled between the check and the claim
+                        let result = worker.ingest(plans[index], transfer: transfer, lease: lease,
+                                                   lost: { state.isLost(index) })
+                        state.finish(index, result)
+                    }
                 }
             }
             thread.name = "feedingest.ingest.\(number)"
@@ -121,6 +158,7 @@ public final class IngestPipeline: Sendable {
         }
         group.wait()
         let results = settleUnresolvedHosts(state.results, plans: plans, emit: emit)
+        leasing?.finish()
         var summary = IngestSummary()
         summary.feeds = entries.count
         for result in results {
@@ -194,8 +232,9 @@ public final class IngestPipeline: Sendable {
             let context = try store.makeContext()
             let ids = try context.feeds(urls: entries.map(\.storeURL))
             try context.setTags(zip(ids, entries).map { ($0, $1.tags) })
+            let statuses = try context.feedStatuses(ids)  // one statement, not one per feed
             for index in plans.indices {
-                let status = try context.feedStatus(ids[index])
+                let status = statuses[index]
                 plans[index].feed = ids[index]
                 plans[index].request = Self.request(entries[index], validators: FetchValidators(
                     entityTag: status.validators.etag, lastModified: status.validators.lastModified))

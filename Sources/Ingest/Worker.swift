@@ -33,21 +33,21 @@ final class Worker {
         storeThread?.stop()
     }
 
-    func ingest(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+    func ingest(_ plan: Plan, transfer: FetchTransfer?, lease: FeedLease? = nil, lost: @escaping () -> Bool = { false }) -> FeedResult {
         emit(.feedStarted(plan.entry))
-        let result = fetchAndStore(plan, transfer: transfer)
+        let result = fetchAndStore(plan, transfer: transfer, lease: lease, lost: lost)
         if case .offline = result { return result }  // reported by the run once it knows whether the network is down
         emit(.feedFinished(plan.entry, result))
         return result
     }
 
-    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?) -> FeedResult {
+    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?, lease: FeedLease?, lost: () -> Bool) -> FeedResult {
         let entry = plan.entry
         var failure = plan.failure ?? contextError
         var session: StoreSession?
         if failure == nil, plan.deferredUntil == nil, let storeThread, let id = plan.feed {
             do {
-                _ = try storeThread.perform { context throws(StoreError) in try context.beginFeed(id) }
+                _ = try storeThread.perform { context throws(StoreError) in try context.beginFeed(id, lease: lease) }
                 session = StoreSession(entry: entry, feed: id)
             } catch {
                 failure = error
@@ -72,6 +72,14 @@ final class Worker {
             return .cancelled
         }
 
+        if let session, let lease, lost() {
+            // The renewal found the lease taken over (this process stalled past it): write nothing more.
+            discard(session)
+            return .leaseLost(StoreError(kind: .leaseLost(lease.feed),
+                                         message: "lease lost: another process claimed \(lease.feed) after this one's lease "
+                                            + "(epoch \(lease.epoch)) expired; results not written",
+                                         path: pipeline.store?.path ?? "", operation: "renew the lease"))
+        }
         guard let storeThread, let session else {
             // No store: articles were reported as parsed.
             let counts = FeedCounts(seen: consumer.parsed, bytes: fetched.bodyBytes)
@@ -133,6 +141,11 @@ final class Worker {
                 return .failed(failure, counts: Self.counts(summary, bytes: fetched.bodyBytes))
             }
         } catch {
+            if case .leaseLost = error.kind {
+                // Another process holds the feed now: its results stand, and nothing more of ours is written.
+                discard(session)
+                return .leaseLost(error)
+            }
             // The final transaction failed: record the failure if the store lets us, else forget the session.
             let failure = IngestError.store(error)
             let stored = FeedFailure(failure)

@@ -25,7 +25,7 @@ enum ArticlesCommand {
                          2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday,
                          or a time ago: 90s, 30m, 12h, 2d, 1w
           --limit N      at most N articles (the newest)
-          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
                          else ~/.local/share/feedingest/feedingest.sqlite)
           -h, --help     show this help
 

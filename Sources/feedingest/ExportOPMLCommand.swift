@@ -14,7 +14,7 @@ enum ExportOPMLCommand {
         'tech'), as the feed list reads them back. Works offline and never creates a store.
 
         Options:
-          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
                          else ~/.local/share/feedingest/feedingest.sqlite)
           -h, --help     show this help
 

@@ -22,7 +22,7 @@ enum FeedsCommand {
 
         Options:
           --json         one JSON object a line instead of the table
-          --store PATH   the store (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
+          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
                          else ~/.local/share/feedingest/feedingest.sqlite)
           -h, --help     show this help
 

@@ -2,6 +2,7 @@ import ArticleStore
 import Fetch
 import Foundation
 import Ingest
+import PostgresStore
 import Synchronization
 import Syndication
 
@@ -20,8 +21,15 @@ enum IngestCommand {
         reported with its number and skipped; a feed listed twice is fetched once.
 
         Options:
-          --store PATH   the SQLite store (default: $FEEDINGEST_STORE, else
+          --store STORE  an SQLite file, or a PostgreSQL URI (postgresql://user@host:5432/db, or
+                         postgresql:///db?host=/run/postgresql for a unix socket) that several processes and
+                         hosts can share (default: $FEEDINGEST_STORE, else
                          $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
+          --interval D   how long a fetched feed is not due again (default 5m; 0 for due at once): processes that
+                         share a store, started together or in turn, fetch each feed once per interval. D is
+                         seconds, or a number with s, m, h or d (90s, 15m, 1h)
+          --lease SEC    how long a claim on a feed lasts without renewal (default twice --timeout); a process that
+                         stalls or dies for longer loses its feeds to the others
           --no-store     fetch and parse only: print every article, without "status"
           --all          print every parsed article, unchanged ones too (those without "status")
           --jobs N       feeds parsed and stored at once (default 8); up to 64 more download meanwhile,
@@ -38,6 +46,10 @@ enum IngestCommand {
         stdout carries only articles. stderr gets one line per bad list line; then, on a terminal, a live progress
         line (feeds done, articles new and updated, bytes, rate, failures) and a summary listing each failed feed
         and why; when stderr is not a terminal, one line per failed feed as it fails and the summary.
+
+        Claims: each feed is fetched by the process that claimed it (a lease renewed while it works), so processes
+        sharing a store never fetch one feed at once, and never twice within --interval. A feed another process
+        holds, or fetched meanwhile, is counted as claimed elsewhere (not a failure).
 
         Politeness: a feed whose next allowed fetch is still ahead (a stored Retry-After, or backoff after failures)
         is deferred, not fetched. A 429 Too Many Requests is not a failure: the feed waits for its Retry-After. When
@@ -58,7 +70,7 @@ enum IngestCommand {
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
         switch Command.invocation(arguments, flags: ["--no-store", "--all", "--force", "--quiet", "-q"],
-                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report"],
+                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--interval", "--lease"],
                                   command: "ingest", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
@@ -82,6 +94,20 @@ enum IngestCommand {
             configuration.jobs = count
         }
         configuration.force = parsed.flags.contains("--force")
+        var storeConfiguration = StoreConfiguration()
+        storeConfiguration.fetchInterval = .seconds(300)
+        if let text = parsed.options["--interval"] {
+            guard let seconds = Self.seconds(text), seconds <= 366 * 86_400 else {
+                return Command.usageError(.init(message: "--interval needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
+            }
+            storeConfiguration.fetchInterval = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let text = parsed.options["--lease"] {
+            guard let seconds = Self.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
+                return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
+            }
+            configuration.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
         var fetch = FetchConfiguration()
         if let text = parsed.options["--timeout"] {
             guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
@@ -123,10 +149,10 @@ enum IngestCommand {
         if !noStore {
             let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: true)
             do {
-                store = try Store(path: path)
+                store = try Store.open(path, configuration: storeConfiguration)
             } catch {
-                var line = "feedingest: cannot use the store \(path): \(error)"
-                if let hint = error.hint { line += " (\(hint))" }
+                var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
+                if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
                 StandardStreams.error.write(line + "\n")
                 return 2
             }
@@ -163,6 +189,19 @@ enum IngestCommand {
             }
         }
         return status
+    }
+
+    /// Seconds of a duration: `90`, `90s`, `15m`, `1.5h`, `1d`.
+    static func seconds(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var number = Substring(text)
+        var factor = 1.0
+        if let last = number.last, let unit = units[last] {
+            factor = unit
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+        return value * factor
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -79,6 +79,10 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
                 counts.bytes += feed.bytes
                 failures.append((entry.source, error.description))
                 if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(error)\n") }
+            case .leaseLost(let error):
+                // Not a failure of the feed, but this process stalled: say so at once, terminal or not.
+                let clear = isTerminal && drawn ? "\r\u{1B}[K" : ""
+                StandardStreams.error.write(clear + "feedingest: \(entry.source): \(error.message); another process took it over\n")
             default: break
             }
             draw(force: false)
@@ -125,6 +129,8 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         if summary.rateLimited > 0 { parts.append("\(summary.rateLimited) rate limited (429, not failed)") }
         if summary.offline > 0 { parts.append("\(summary.offline) offline") }
         if summary.cancelled > 0 { parts.append("\(summary.cancelled) cancelled") }
+        if summary.claimedElsewhere > 0 { parts.append("\(summary.claimedElsewhere) claimed elsewhere") }
+        if summary.leaseLost > 0 { parts.append("\(summary.leaseLost) lease lost") }
         if badLines > 0 { parts.append(plural(badLines, "bad list line")) }
         return "\(plural(summary.feeds, "feed")): " + parts.joined(separator: ", ")
             + "; \(summary.articles.new) new, \(summary.articles.updated) updated articles; "
@@ -218,6 +224,8 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         json.field("rateLimited", summary.rateLimited)
         json.field("offline", summary.offline)
         json.field("cancelled", summary.cancelled)
+        json.field("claimedElsewhere", summary.claimedElsewhere)
+        json.field("leaseLost", summary.leaseLost)
         json.field("badLines", problems.count)
         json.key("articles")
         Self.write(summary.articles, to: &json)
@@ -266,6 +274,11 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
             write(.fetch(error), to: &json)
         case .cancelled?, nil:
             json.field("result", "cancelled")
+        case .claimedElsewhere?:
+            json.field("result", "claimed-elsewhere")
+        case .leaseLost(let error)?:
+            json.field("result", "lease-lost")
+            write(.store(error), to: &json)
         case .failed(let error, let feedCounts)?:
             json.field("result", "failed")
             write(error, to: &json)
@@ -307,6 +320,7 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
             }
         case .store(let store):
             if store.code != .ok { json.field("sqliteCode", Int(store.code.rawValue)) }
+            if let state = store.sqlState { json.field("sqlState", state.rawValue) }
         }
         json.endObject()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ArticleStore
+import PostgresStore
 
 /// Where the store is, for every command that uses one: `--store`, else `FEEDINGEST_STORE`, else
 /// `$XDG_DATA_HOME/feedingest/feedingest.sqlite`, with `~/.local/share` when `XDG_DATA_HOME` is unset or not absolute.
@@ -9,7 +10,7 @@ enum StoreLocation {
     static func path(option: String?, createsDirectory: Bool) -> String {
         if let option { return option }
         let environment = ProcessInfo.processInfo.environment
-        if let path = environment["FEEDINGEST_STORE"], !path.isEmpty { return path }
+        if let path = environment["FEEDINGEST_STORE"], !path.isEmpty { return path }  // a path or a PostgreSQL URI
         var dataHome = environment["XDG_DATA_HOME"] ?? ""
         if !dataHome.hasPrefix("/") {
             dataHome = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
@@ -27,6 +28,17 @@ extension StoreLocation {
     /// (the command exits 2). A missing store is never created, nor its directory.
     static func openForReading(option: String?) -> StoreContext? {
         let path = path(option: option, createsDirectory: false)
+        var configuration = StoreConfiguration()
+        configuration.access = .readOnly
+        if Store.isPostgresURI(path) {
+            do {
+                return try Store.open(path, configuration: configuration).makeContext()
+            } catch {
+                // The description names the store without its password and carries the hint.
+                StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+                return nil
+            }
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             let source = option != nil ? "" : ProcessInfo.processInfo.environment["FEEDINGEST_STORE"].map { $0.isEmpty ? "" : " (from FEEDINGEST_STORE)" } ?? ""
@@ -37,8 +49,6 @@ extension StoreLocation {
             StandardStreams.error.write("feedingest: cannot read the store \(path): it is a directory\n")
             return nil
         }
-        var configuration = StoreConfiguration()
-        configuration.access = .readOnly
         do {
             return try Store(path: path, configuration: configuration).makeContext()
         } catch {

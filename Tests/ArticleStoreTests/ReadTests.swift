@@ -11,8 +11,8 @@ struct ReadTests {
         while Date() <= date { Thread.sleep(forTimeInterval: 0.002) }
     }
 
-    @Test func changedSinceSelectsWhatArrivedOrChangedWhateverTheArticlesClaim() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func changedSinceSelectsWhatArrivedOrChangedWhateverTheArticlesClaim(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         var ancient = makeArticle("ancient")
         ancient.published = Date(timeIntervalSince1970: 1_000)  // a feed's backfill claims an old date
@@ -38,8 +38,8 @@ struct ReadTests {
         #expect(try context.articles(ArticleQuery(changedSince: Date(timeIntervalSince1970: 0))).count == 4)
     }
 
-    @Test func forEachArticleStreamsTheSameRowsAsArticles() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func forEachArticleStreamsTheSameRowsAsArticles(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         _ = try context.ingest((0..<50).map { makeArticle("a\($0)") }, into: fixture.feed)
         var streamed: [ArticleID] = []

@@ -22,8 +22,8 @@ struct StoreTests {
         #expect(try fixture.context.integrityCheck().isEmpty)
     }
 
-    @Test func everyFieldRoundTrips() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func everyFieldRoundTrips(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         var article = Article(id: "tag:example.com,2025:1", idSource: .atomID, feed: "https://example.com/feed.xml")
         article.title = "Hello <b>World</b> — Zürich"
         article.link = "https://example.com/1"
@@ -68,8 +68,8 @@ struct StoreTests {
         #expect(abs(other.date.timeIntervalSince(other.firstSeen)) < 0.001, "undated articles sort by first seen")
     }
 
-    @Test func dedupeReportsNewUpdatedAndUnchanged() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func dedupeReportsNewUpdatedAndUnchanged(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         let first = try context.ingest((0..<5).map { makeArticle("a\($0)") }, into: fixture.feed)
         #expect(first.summary.new == 5 && first.summary.seen == 5)
@@ -97,8 +97,8 @@ struct StoreTests {
         #expect((status.lastFetchSeen, status.lastFetchNew, status.lastFetchUpdated) == (6, 1, 1))
     }
 
-    @Test func dedupeIsPerFeed() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func dedupeIsPerFeed(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let other = try fixture.context.feed(url: "https://other.example/feed.xml")
         _ = try fixture.context.ingest([makeArticle("same")], into: fixture.feed)
         let second = try fixture.context.ingest([makeArticle("same")], into: other)
@@ -106,8 +106,8 @@ struct StoreTests {
         #expect(try fixture.context.articleCount() == 2)
     }
 
-    @Test func keyRuleIdentifierThenLinkThenHash() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func keyRuleIdentifierThenLinkThenHash(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         let byGuid = makeArticle("  guid-1 \n", link: "https://example.com/x")
         let emptyGuid = makeArticle("   ", link: "https://example.com/y")
@@ -124,11 +124,11 @@ struct StoreTests {
     }
 
     /// Feeds that put one constant in every guid fall back to the link (Miniflux, FreshRSS).
-    @Test(arguments: [1, 256])
-    func identicalGuidsFallBackToLinks(batchSize: Int) throws {
+    @Test(arguments: Engine.allCases, [1, 256])
+    func identicalGuidsFallBackToLinks(_ engine: Engine, batchSize: Int) throws {
         var configuration = StoreConfiguration()
         configuration.commitBatchSize = batchSize  // 1: the first article is committed under its guid before the switch
-        let fixture = try Fixture(configuration: configuration)
+        let fixture = try Fixture(engine: engine, configuration: configuration)
         let context = fixture.context
         let articles = (0..<4).map { makeArticle("https://example.com/feed", link: "https://example.com/post/\($0)", title: "Post \($0)") }
         let first = try context.ingest(articles, into: fixture.feed)
@@ -146,8 +146,8 @@ struct StoreTests {
         #expect(try context.articleCount(feed: fixture.feed) == 5)
     }
 
-    @Test func aRepeatedItemIsNotAFeedWideConstant() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func aRepeatedItemIsNotAFeedWideConstant(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let item = makeArticle("g1", link: "https://example.com/1")
         let result = try fixture.context.ingest([item, item, makeArticle("g2")], into: fixture.feed)
         #expect((result.summary.new, result.summary.unchanged) == (2, 1))
@@ -205,8 +205,8 @@ struct StoreTests {
         return configuration
     }()
 
-    @Test func failuresKeepValidatorsAndArticlesAndBackOff() throws {
-        let fixture = try Fixture(configuration: Self.withoutJitter)
+    @Test(arguments: Engine.allCases) func failuresKeepValidatorsAndArticlesAndBackOff(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine, configuration: Self.withoutJitter)
         let context = fixture.context
         let success = Date(timeIntervalSince1970: 1_800_000_000)
         _ = try context.ingest([makeArticle("f0")], into: fixture.feed,
@@ -238,8 +238,8 @@ struct StoreTests {
         #expect(status.outcome == .notModified && status.consecutiveFailures == 0 && status.error == nil && status.nextFetch == nil)
     }
 
-    @Test func backoffWaitsAreSpreadSoFeedsThatFailedTogetherComeBackApart() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func backoffWaitsAreSpreadSoFeedsThatFailedTogetherComeBackApart(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let at = Date(timeIntervalSince1970: 1_800_000_000)
         var waits: [TimeInterval] = []
         for index in 0..<40 {
@@ -252,8 +252,8 @@ struct StoreTests {
         #expect(Set(waits).count > 30, "spread, not all at once")
     }
 
-    @Test func aRateLimitIsRecordedWithoutCountingAsAFailure() throws {
-        let fixture = try Fixture(configuration: Self.withoutJitter)
+    @Test(arguments: Engine.allCases) func aRateLimitIsRecordedWithoutCountingAsAFailure(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine, configuration: Self.withoutJitter)
         let context = fixture.context
         let success = Date(timeIntervalSince1970: 1_800_000_000)
         _ = try context.ingest([makeArticle("r0")], into: fixture.feed, success: FeedSuccess(validators: FeedValidators(etag: "\"e\""), date: success))
@@ -276,8 +276,8 @@ struct StoreTests {
         #expect(status.consecutiveFailures == 1 && status.outcome == .failed && !status.isRateLimited)
     }
 
-    @Test func tagsAreStoredAndEmptyTagsKeepThem() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func tagsAreStoredAndEmptyTagsKeepThem(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         let other = try context.feed(url: "https://example.com/other.xml")
         try context.setTags([(fixture.feed, ["tech", "rust"]), (other, [])])
@@ -294,10 +294,10 @@ struct StoreTests {
         let path = directory.file("store.sqlite")
         do {
             // A feed and an article, written the way version 1 wrote them.
-            let store = try Store(path: path, configuration: StoreConfiguration(), schema: Schema(migrations: [Schema.version1]))
-            _ = try store.makeContext().feed(url: "https://example.com/feed.xml")
+            _ = try Store(path: path, configuration: StoreConfiguration(), schema: Schema(migrations: [Schema.version1]))
         }
         let raw = RawSQLite(path)
+        raw.execute("INSERT INTO feeds (url, created_at) VALUES ('https://example.com/feed.xml', 0)")
         raw.execute("""
             INSERT INTO articles (feed_id, key, key_hash, key_source, identifier, id_source, content_hash, sort_date, first_seen,
                                   last_updated)
@@ -310,10 +310,13 @@ struct StoreTests {
         let feed = try #require(try context.existingFeed(url: "https://example.com/feed.xml"))
         try context.setTags([(feed, ["kept"])])
         #expect(try context.feedStatuses().map(\.tags) == [["kept"]])
+        #expect(try context.feedStatus(feed).host == nil, "version 4 added the host column, empty for old rows")
+        #expect(try context.feeds(urls: ["https://example.com/feed.xml"]) == [feed])
+        #expect(try context.feedStatus(feed).host == "example.com:443", "listing the feed again fills its host in")
     }
 
-    @Test func readsAreNewestFirstWithFeedSinceAndLimit() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func readsAreNewestFirstWithFeedSinceAndLimit(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         let other = try context.feed(url: "https://other.example/feed.xml")
         func dated(_ id: String, _ seconds: Double, feed: String = "https://example.com/feed.xml") -> Article {
@@ -336,8 +339,8 @@ struct StoreTests {
         #expect(try context.feeds(urls: ["https://other.example/feed.xml", "https://example.com/feed.xml"]) == [other, fixture.feed])
     }
 
-    @Test func misuseIsATypedError() throws {
-        let fixture = try Fixture()
+    @Test(arguments: Engine.allCases) func misuseIsATypedError(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
         let context = fixture.context
         let notStarted = try #require(throws: StoreError.self) { try context.store(makeArticle("x"), in: fixture.feed) }
         #expect(notStarted.kind == .feedNotStarted(fixture.feed))
@@ -389,9 +392,9 @@ struct StoreTests {
         let version1 = Schema(migrations: [Schema.version1])
         let version2 = Schema(migrations: [Schema.version1, "ALTER TABLE feeds ADD COLUMN notes TEXT"])
         do {
-            // Only statements version 1 knows: the feed row (the current code's reads need the current schema).
-            let store = try Store(path: path, configuration: StoreConfiguration(), schema: version1)
-            _ = try store.makeContext().feed(url: "https://example.com/feed.xml")
+            // Only statements version 1 knows: the feed row (the current code's reads and writes need the current schema).
+            _ = try Store(path: path, configuration: StoreConfiguration(), schema: version1)
+            RawSQLite(path).execute("INSERT INTO feeds (url, created_at) VALUES ('https://example.com/feed.xml', 0)")
         }
         let migrated = try Store(path: path, configuration: StoreConfiguration(), schema: version2)
         let raw = RawSQLite(path)

@@ -1,6 +1,7 @@
 import ArticleStore
 import CSQLite
 import Foundation
+import PostgresStore
 import Syndication
 import TestSupport
 import Testing
@@ -100,17 +101,39 @@ func makeArticle(_ id: String, link: String? = nil, title: String? = nil, versio
     return article
 }
 
-/// A store in a temporary directory, with a context and one feed started.
+/// The store engines the contract tests run against: the same test bodies, two engines.
+enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgresql
+
+    var testDescription: String { rawValue }
+
+    /// The location of a fresh, empty store of this engine: a file in `directory`, or a new database on the test
+    /// process's PostgreSQL server (TestSupport's ``PostgresServer``, started on first use).
+    func freshLocation(in directory: TemporaryDirectory, label: String) throws -> String {
+        switch self {
+        case .sqlite: return directory.file("store.sqlite")
+        case .postgresql:
+            let server = try PostgresServer.shared.get()
+            return server.uri(try server.createDatabase(label))
+        }
+    }
+}
+
+/// A fresh store (an SQLite file in a temporary directory, or a new PostgreSQL database), with a context and one feed.
 struct Fixture {
     let directory: TemporaryDirectory
     let store: Store
     let context: StoreContext
     let feed: FeedID
+    /// Where the store is: the file's path or the database's URI.
+    let location: String
 
-    init(_ label: String = #function, configuration: StoreConfiguration = StoreConfiguration(),
+    init(_ label: String = #function, engine: Engine = .sqlite, configuration: StoreConfiguration = StoreConfiguration(),
          url: String = "https://example.com/feed.xml") throws {
         directory = TemporaryDirectory(label)
-        store = try Store(path: directory.file("store.sqlite"), configuration: configuration)
+        location = try engine.freshLocation(in: directory, label: String(label.prefix { $0 != "(" }))
+        store = try Store.open(location, configuration: configuration)
         context = try store.makeContext()
         feed = try context.feed(url: url)
     }

@@ -1,6 +1,7 @@
 import CCrypto
 import CCurl
 import CExpat
+import CLibPQ
 import CSQLite
 import CUchardet
 import CXXHash
@@ -271,5 +272,28 @@ struct CShimTests {
         #expect(detect(koi8) == "KOI8-R")
         // Bytes windows-1252 leaves unassigned, and nothing else: no charset, an empty name.
         #expect(detect([0x81, 0x8D, 0x8F, 0x90, 0x9D]) == "")
+    }
+}
+
+@Suite("libpq through CLibPQ")
+struct LibPQShimTests {
+    @Test func libpqParsesURIsAndRefusesGarbageWithoutConnecting() {
+        #expect(PQlibVersion() >= 140000, "libpq 14 or later")
+        var message: UnsafeMutablePointer<CChar>?
+        let good = PQconninfoParse("postgresql://user@/db?host=/tmp&port=5433", &message)
+        #expect(good != nil && message == nil)
+        var values: [String: String] = [:]
+        var option = good
+        while let current = option, let keyword = current.pointee.keyword {
+            if let value = current.pointee.val { values[String(cString: keyword)] = String(cString: value) }
+            option = current.advanced(by: 1)
+        }
+        #expect(values["host"] == "/tmp" && values["port"] == "5433" && values["dbname"] == "db" && values["user"] == "user")
+        PQconninfoFree(good)
+        let bad = PQconninfoParse("postgresql://user@/db?nonsense=1", &message)
+        #expect(bad == nil)
+        #expect(message.map { String(cString: $0) }?.contains("nonsense") == true)
+        if let message { PQfreemem(message) }
+        #expect(CLibPQ_diagSQLState() == Int32(UInt8(ascii: "C")))
     }
 }

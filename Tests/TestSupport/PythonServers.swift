@@ -71,6 +71,10 @@ public final class FeedServer: Sendable {
         public var max_in_flight: Int
         /// The most at once on one port.
         public var max_in_flight_per_port: Int
+        /// Generated feeds requested more than once.
+        public var repeated: Int?
+        /// 304 answers.
+        public var not_modified: Int?
     }
 
     private struct Ready: Decodable {
@@ -84,8 +88,10 @@ public final class FeedServer: Sendable {
     ///   - ports: how many ports (hosts) it listens on.
     ///   - delay: seconds every response waits.
     ///   - root: a directory whose files it serves too.
-    public init(feeds: Int = 0, ports: Int = 1, delay: Double = 0, root: URL? = nil) throws {
-        var arguments = ["--feeds", String(feeds), "--ports", String(ports), "--delay", String(delay)]
+    ///   - notModified: the percentage of generated feeds that answer a matching `If-None-Match` with 304.
+    public init(feeds: Int = 0, ports: Int = 1, delay: Double = 0, root: URL? = nil, notModified: Int = 0) throws {
+        var arguments = ["--feeds", String(feeds), "--ports", String(ports), "--delay", String(delay),
+                         "--not-modified", String(notModified)]
         if let root { arguments += ["--root", root.path] }
         child = try ChildProcess(pythonScript: Paths.script("latency_server.py"), arguments)
         // The first line says where it listens (it binds before it prints).

@@ -31,7 +31,7 @@ struct IngestCommandTests {
         try Data(text.utf8).write(to: list)
         let store = directory.appendingPathComponent("store.sqlite")
 
-        let first = try CommandRunner.run([list.path, "--store", store.path, "--jobs", "3"])
+        let first = try CommandRunner.run([list.path, "--store", store.path, "--jobs", "3", "--interval", "0"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("5 feeds: 5 ok, 0 not modified, 0 failed"), "\(first.stderr)")
         let check = try validate(first.stdout, schema: "article.schema.json", lines: true)

@@ -42,7 +42,8 @@ struct IngestRunTests {
         let store = directory.appendingPathComponent("store.sqlite")
         let reportURL = directory.appendingPathComponent("report.json")
 
-        let first = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path])
+        // --interval 0: due again at once (the default 5 minutes would defer every feed of the second run).
+        let first = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path, "--interval", "0"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("50 feeds: 50 ok, 0 not modified, 0 failed;"), "\(first.stderr)")
         // stdout: schema-valid articles, each committed exactly once: as many lines as the store has rows.
@@ -79,6 +80,13 @@ struct IngestRunTests {
         #expect(second.stderr.contains("50 feeds: 0 ok, 50 not modified, 0 failed; 0 new, 0 updated"), "\(second.stderr)")
         #expect(nginx.requests(status: 304) - before == 50)
         #expect(try IngestCommandTests.count("articles", in: store) == stored)
+
+        // The second run recorded the default interval (5 minutes): a third run fetches nothing, every feed was fetched
+        // just now.
+        let third = try CommandRunner.run([list.path, "--store", store.path])
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.stderr.contains("50 feeds: 0 ok, 0 not modified, 0 failed, 50 deferred"), "\(third.stderr)")
+        #expect(nginx.requests(status: 304) - before == 50, "nothing was requested")
     }
 
     @Test func mixedFailuresExitOneWithOneLineEachAndAReport() throws {
@@ -105,7 +113,8 @@ struct IngestRunTests {
             """.utf8).write(to: list)
         let store = directory.appendingPathComponent("store.sqlite")
         let reportURL = directory.appendingPathComponent("report.json")
-        let run = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path])
+        // --interval 0: the two good feeds are due again at once, so the second run shows them answering 304.
+        let run = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path, "--interval", "0"])
         #expect(run.status == 1, "\(run.stderr)")
         let objects = IngestCommandTests.objects(run)
         #expect(objects.filter { ($0["feed"] as? String)?.hasPrefix("http://127.0.0.1:\(nginx.port)/") == true }.count == 130,

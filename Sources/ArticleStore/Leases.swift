@@ -1,0 +1,164 @@
+// Claims and leases, and when a feed is due: the engine-independent rules every engine implements the same way.
+import Foundation
+
+/// An SQLSTATE: the five-character code SQL servers (PostgreSQL among them) give every error.
+///
+/// The first two characters are the class (`08` connection exception, `28` invalid authorization, `57` operator
+/// intervention, …); https://www.postgresql.org/docs/current/errcodes-appendix.html lists PostgreSQL's.
+public struct SQLState: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The five characters.
+    public let rawValue: String
+    /// Creates a code from its five characters.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// `28P01` invalid_password.
+    public static let invalidPassword = Self(rawValue: "28P01")
+    /// `28000` invalid_authorization_specification (no `pg_hba.conf` entry, an unknown role).
+    public static let invalidAuthorization = Self(rawValue: "28000")
+    /// `3D000` invalid_catalog_name: the database does not exist.
+    public static let invalidCatalogName = Self(rawValue: "3D000")
+    /// `57014` query_canceled: `statement_timeout` or a cancel request.
+    public static let queryCanceled = Self(rawValue: "57014")
+    /// `25006` read_only_sql_transaction.
+    public static let readOnlyTransaction = Self(rawValue: "25006")
+    /// `42501` insufficient_privilege.
+    public static let insufficientPrivilege = Self(rawValue: "42501")
+    /// `42P01` undefined_table.
+    public static let undefinedTable = Self(rawValue: "42P01")
+    /// `57P01` admin_shutdown: the server is shutting down.
+    public static let adminShutdown = Self(rawValue: "57P01")
+
+    /// The class: the first two characters.
+    public var errorClass: String { String(rawValue.prefix(2)) }
+
+    /// The five characters.
+    public var description: String { rawValue }
+}
+
+/// A process's claim on a feed: only the holder fetches it, and its results are written only while ``epoch`` is still
+/// the feed's.
+///
+/// A claim sets the feed's lease owner and expiry and increments its epoch, in one statement (see
+/// ``StoreContext/claimFeeds(_:)``). Every transaction that writes the feed's results (article batches, the final
+/// `finishFeed`/`failFeed`) first checks, with the feed's row locked, that the epoch is still this one; a process that
+/// lost its lease (it stalled past ``until`` and another process claimed the feed) gets
+/// ``StoreError/Kind/leaseLost(_:)`` and writes nothing more. The lease ends when the feed is finished or failed, when it
+/// is released, or when it expires (its holder died).
+public struct FeedLease: Sendable, Hashable {
+    /// The feed.
+    public var feed: FeedID
+    /// The feed's lease epoch after this claim: one more than any earlier claim's.
+    public var epoch: Int64
+    /// Who holds it (``LeaseOwner``).
+    public var owner: String
+    /// When it expires unless renewed, by the database's clock.
+    public var until: Date
+    /// When the claim was made, by the database's clock: the start of the interval a success records.
+    public var claimedAt: Date
+    /// The feed's stored validators at the moment of the claim, for the conditional GET.
+    public var validators: FeedValidators
+
+    /// Creates a lease value.
+    public init(feed: FeedID, epoch: Int64, owner: String, until: Date, claimedAt: Date, validators: FeedValidators = FeedValidators()) {
+        self.feed = feed
+        self.epoch = epoch
+        self.owner = owner
+        self.until = until
+        self.claimedAt = claimedAt
+        self.validators = validators
+    }
+}
+
+/// Names a lease holder: `host:pid:random`, unique per process run, so two processes on two hosts (or one process
+/// started twice) never mistake each other's leases for their own.
+public enum LeaseOwner {
+    /// A new owner name for this process.
+    public static func make() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        return "\(host.prefix(40)):\(getpid()):\(random)"
+    }
+}
+
+/// What a claim asks for.
+public struct ClaimRequest: Sendable, Hashable {
+    /// The feeds that may be claimed (a one-shot run's list); only those due and without a live lease are.
+    public var candidates: [FeedID]
+    /// At most this many.
+    public var limit: Int
+    /// The owner to record (``LeaseOwner/make()``).
+    public var owner: String
+    /// How long the lease lasts unless renewed.
+    public var duration: Duration
+    /// At most this many live leases per host (``FeedHost``), counting every process's: the politeness limit across
+    /// all processes sharing the store. Feeds without a host (local files) are not limited. 0 for no limit.
+    public var perHostLimit: Int
+    /// Claim feeds whose next allowed fetch is still ahead too (`--force`); a live lease still excludes a feed.
+    public var ignoresNextFetch: Bool
+
+    /// Creates a request.
+    public init(candidates: [FeedID], limit: Int, owner: String, duration: Duration, perHostLimit: Int = 6,
+                ignoresNextFetch: Bool = false) {
+        self.candidates = candidates
+        self.limit = limit
+        self.owner = owner
+        self.duration = duration
+        self.perHostLimit = perHostLimit
+        self.ignoresNextFetch = ignoresNextFetch
+    }
+}
+
+/// Why a candidate feed was not claimed, as ``StoreContext/claimStates(_:owner:)`` reads it.
+public enum ClaimState: Sendable, Hashable {
+    /// Due and without a live lease: it can be claimed (it was left out by the limit or a host's limit).
+    case claimable
+    /// Another owner holds a live lease on it.
+    case leasedElsewhere
+    /// Its next allowed fetch is ahead: someone fetched it (or backed it off) since it was listed.
+    case notDue
+    /// This owner holds it.
+    case leasedHere
+}
+
+/// When a fetched feed is due again: the one place the interval a fetch records is computed.
+///
+/// Today a fixed interval after the claim (``StoreConfiguration/fetchInterval``), or the server's hint when that is
+/// later; local files are always due (reading a file costs no server anything). The `watch` service's adaptive
+/// scheduler replaces this computation.
+public struct FetchSchedule: Sendable, Hashable {
+    /// The interval a successful fetch records.
+    public var interval: Duration
+
+    /// Creates a schedule.
+    public init(interval: Duration) { self.interval = interval }
+
+    /// The next allowed fetch after a success: the interval counted from the claim (or from `start` when the feed was
+    /// not claimed), or the server's hint when later; `nil` (any time) for an interval of zero and no hint, and for
+    /// local files.
+    public func nextFetch(after success: FeedSuccess, feedURL: String, start: Date) -> Date? {
+        guard FeedHost.key(of: feedURL) != nil else { return success.nextFetch }
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        guard seconds > 0 else { return success.nextFetch }
+        let scheduled = start.addingTimeInterval(seconds)
+        guard let hint = success.nextFetch else { return scheduled }
+        return max(hint, scheduled)
+    }
+}
+
+/// The host a feed is fetched from, as the per-host limits count it: `host:port` in lower case, with the scheme's
+/// default port; `nil` for a local file or a URL without a host.
+public enum FeedHost {
+    /// The host key of a feed URL.
+    public static func key(of url: String) -> String? {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = parsed.host, !host.isEmpty else { return nil }
+        return "\(host.lowercased()):\(parsed.port ?? (scheme == "https" ? 443 : 80))"
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,189 @@
+// What an engine (SQLite, PostgreSQL) provides to the engine-independent store: opening connections, and the
+// primitive reads and writes that `StoreContext` composes. The rules (keys, dedupe, batches, fetch state, backoff,
+// leases) live in `StoreContext` and `Leases.swift`; an engine only stores and reads.
+import Foundation
+import Syndication
+
+/// An engine behind a ``Store``: it checks, creates or migrates the database once (in its initialiser) and opens one
+/// connection per context. `Sendable`: it holds configuration only, never a connection.
+package protocol StoreEngine: Sendable {
+    /// The store as messages name it: a path, or a URI without its password.
+    var location: String { get }
+    /// `sqlite` or `postgresql`.
+    var name: String { get }
+    /// A new connection for one thread, checked to be this store at this schema version.
+    func makeConnection() throws(StoreError) -> any StoreConnection
+}
+
+/// An article ready to write: keyed, with its feed's key mode applied.
+package struct PendingArticle {
+    package var article: Article
+    package var key: String
+    package var keySource: String
+}
+
+/// How a fetch ended, as the final transaction writes it into the feed's row.
+package enum FeedCompletion {
+    /// Content was fetched and stored: new validators (a missing one cleared), counts, the next fetch.
+    case updated(FeedSuccess, seen: Int, new: Int, updated: Int, nextFetch: Date?)
+    /// 304: the validators given replace the old ones, the others stay.
+    case notModified(FeedSuccess, nextFetch: Date?)
+    /// A failure: the error, the failure count to record, the next allowed fetch; a refusal for now (`counts` false)
+    /// keeps the outcome and the count.
+    case failed(FeedFailure, failures: Int, nextFetch: Date)
+}
+
+/// One connection of an engine, used by one thread only (its ``StoreContext``'s). Not `Sendable`.
+///
+/// Writes happen inside ``begin()`` … ``commit()``; the context rolls back on any error. The article column mapping
+/// of each engine lives in one place of its implementation (one column list, one bind routine, one row reader).
+package protocol StoreConnection: AnyObject {
+    /// The store as messages name it.
+    var location: String { get }
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { get }
+
+    /// Opens a write transaction (SQLite: `BEGIN IMMEDIATE`, which takes the write lock).
+    func begin() throws(StoreError)
+    /// Commits it.
+    func commit() throws(StoreError)
+    /// Rolls back the open transaction, if any; errors are ignored (the transaction is gone either way).
+    func rollback()
+
+    // Feeds
+    /// The rows of `urls`, in order, creating missing ones (with their ``FeedHost``); inside a transaction.
+    func ensureFeeds(_ urls: [String], now: Date) throws(StoreError) -> [FeedID]
+    /// Sets a feed's tags (joined by ``Schema/tagSeparator``; `nil` for none).
+    func setTags(_ feed: FeedID, _ tags: String?) throws(StoreError)
+    /// The feed listed under `url`.
+    func feedID(url: String) throws(StoreError) -> FeedID?
+    /// The feed's row.
+    func feedStatus(_ feed: FeedID) throws(StoreError) -> FeedStatus?
+    /// Every feed's row, ordered by URL.
+    func feedStatuses() throws(StoreError) -> [FeedStatus]
+    /// The rows of `feeds`, in one statement (any order; unknown ones missing).
+    func feedStatuses(_ feeds: [FeedID]) throws(StoreError) -> [FeedStatus]
+    /// The feed's consecutive failures.
+    func consecutiveFailures(_ feed: FeedID) throws(StoreError) -> Int?
+
+    // Writing a feed's results (inside a transaction)
+    /// Locks the feed's row for this transaction and checks that `lease` is still the feed's (same epoch and owner);
+    /// throws ``StoreError/Kind/leaseLost(_:)`` otherwise.
+    func verifyLease(_ lease: FeedLease) throws(StoreError)
+    /// Writes one article under its key: inserted when the feed has no article with that key (`new`); otherwise updated
+    /// in place keeping its identifier when `row`'s content hash differs (`updated`), else left alone but for a new
+    /// comment count (`unchanged`). `row` holds the article encoded by the context.
+    func write(_ article: PendingArticle, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange)
+    /// Whether the feed has an article under `key`.
+    func hasArticle(feed: FeedID, key: String) throws(StoreError) -> Bool
+    /// Deletes the feed's article under `key`; how many rows went.
+    func deleteArticle(feed: FeedID, key: String) throws(StoreError) -> Int
+    /// Moves the feed's article from one key to another.
+    func rekeyArticle(feed: FeedID, from: String, to: String, source: String) throws(StoreError)
+    /// Records the feed's key mode.
+    func setKeyMode(_ feed: FeedID, _ mode: ArticleKeyMode) throws(StoreError)
+    /// Adds to the feed's article count.
+    func addArticleCount(_ feed: FeedID, _ delta: Int64) throws(StoreError)
+    /// Writes how the fetch ended into the feed's row, ending `lease` when one is given.
+    func complete(_ feed: FeedID, _ completion: FeedCompletion, releasing lease: FeedLease?) throws(StoreError)
+
+    // Reading
+    /// The articles of `query`, newest first, one at a time.
+    func forEachArticle(_ query: ArticleQuery, _ body: (ArticleRecord) -> Void) throws(StoreError)
+    /// One article.
+    func article(_ id: ArticleID) throws(StoreError) -> ArticleRecord?
+    /// Articles of one feed, or of all.
+    func articleCount(feed: FeedID?) throws(StoreError) -> Int
+    /// The engine's own consistency check; empty when sound.
+    func integrityCheck() throws(StoreError) -> [String]
+
+    // Claims (each in a transaction of its own)
+    /// Claims due candidates without a live lease, in one statement (see ``StoreContext/claimFeeds(_:)``).
+    func claim(_ request: ClaimRequest) throws(StoreError) -> [FeedLease]
+    /// Extends the leases `owner` still holds among `feeds`; returns those renewed.
+    func renewLeases(owner: String, feeds: [FeedID], duration: Duration) throws(StoreError) -> [FeedLease]
+    /// Ends the leases `owner` holds among `feeds` (all of its leases for `nil`) without writing results.
+    func releaseLeases(owner: String, feeds: [FeedID]?) throws(StoreError)
+    /// Why each of `feeds` is or is not claimable by `owner` now.
+    func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState]
+}
+
+/// An article row's values as an engine read them, in the engine-independent shape; ``record(location:)`` makes the
+/// ``ArticleRecord`` (decoding the JSON list columns), so every engine reads articles back the same way.
+package struct ArticleRecordValues {
+    package var id: Int64 = 0
+    package var feedID: Int64 = 0
+    package var feedURL: String?
+    package var key: String?
+    package var keySource: String?
+    package var identifier: String?
+    package var idSource: String?
+    package var title: String?
+    package var link: String?
+    package var published: Double?
+    package var publishedRaw: String?
+    package var updated: Double?
+    package var updatedRaw: String?
+    package var authors: String?
+    package var summary: String?
+    package var summaryType: String?
+    package var content: String?
+    package var contentType: String?
+    package var categories: String?
+    package var enclosures: String?
+    package var image: String?
+    package var comments: String?
+    package var commentsFeed: String?
+    package var commentCount: Int64?
+    package var language: String?
+    package var podcast: String?
+    package var contentHash: Int64 = 0
+    package var sortDate: Double?
+    package var firstSeen: Double?
+    package var lastUpdated: Double?
+
+    package init() {}
+
+    /// The record; a list column that does not decode is ``StoreError/Kind/invalidStoredValue``.
+    package func record(location: String) throws(StoreError) -> ArticleRecord {
+        let source = Article.IDSource(rawValue: idSource ?? "") ?? .hash
+        var article = Article(id: identifier ?? "", idSource: source, feed: feedURL ?? "")
+        article.title = title
+        article.link = link
+        article.published = published.map(Date.init(timeIntervalSince1970:))
+        article.publishedRaw = publishedRaw
+        article.updated = updated.map(Date.init(timeIntervalSince1970:))
+        article.updatedRaw = updatedRaw
+        article.summary = Self.textContent(summary, type: summaryType)
+        article.content = Self.textContent(content, type: contentType)
+        article.image = image
+        article.comments = comments
+        article.commentsFeed = commentsFeed
+        article.commentCount = commentCount.map(Int.init)
+        article.language = language
+        do {
+            article.authors = try ListColumns.decodeAuthors(authors)
+            article.categories = try ListColumns.decodeStrings(categories)
+            article.enclosures = try ListColumns.decodeEnclosures(enclosures)
+            article.podcast = try ListColumns.decodePodcast(podcast)
+        } catch {
+            throw StoreError(kind: .invalidStoredValue, message: "article \(id) has an unreadable list column: \(error)",
+                             path: location, operation: "read an article")
+        }
+        return ArticleRecord(
+            id: ArticleID(rawValue: id), feed: FeedID(rawValue: feedID), article: article,
+            key: key ?? "", keySource: keySource ?? "", contentHash: UInt64(bitPattern: contentHash),
+            date: Date(timeIntervalSince1970: sortDate ?? 0), firstSeen: Date(timeIntervalSince1970: firstSeen ?? 0),
+            lastUpdated: Date(timeIntervalSince1970: lastUpdated ?? 0))
+    }
+
+    private static func textContent(_ value: String?, type: String?) -> TextContent? {
+        guard let value else { return nil }
+        return TextContent(value, type: TextContent.Kind(rawValue: type ?? "") ?? .text)
+    }
+}
+
+extension Schema {
+    /// Between two stored tags: the ASCII unit separator, which no tag contains (every engine stores tags this way).
+    package static let tagSeparator: Character = "\u{1F}"
+}

@@ -1,0 +1,90 @@
+import ArticleStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One run's leases: its owner name, and a store thread of its own (`feedingest.leases`, owning one store context) that
+/// claims, renews and releases them. Only `FeedID`s, leases and errors cross to it.
+///
+/// While the run lasts a renewal thread (`feedingest.renew`) extends every lease the run holds each third of
+/// ``duration``; a feed missing from a renewal was taken over (this process stalled past its lease): the schedule stops
+/// its transfer and its worker reports the lease lost. At the end every lease still held is released.
+final class Leasing: Sendable {
+    /// The owner recorded with each lease (``LeaseOwner/make()``).
+    let owner: String
+    /// How long a lease lasts unless renewed.
+    let duration: Duration
+    /// Live leases per host across every process.
+    let perHostLimit: Int
+    /// Claim feeds whose next fetch is ahead too (`--force`).
+    let ignoresNextFetch: Bool
+    private let thread: StoreThread
+    private let stopping = DispatchSemaphore(value: 0)
+    private let renewerDone = DispatchSemaphore(value: 0)
+    private let renewing = Atomic<Bool>(false)
+
+    init(store: Store, duration: Duration, perHostLimit: Int, ignoresNextFetch: Bool) throws(StoreError) {
+        owner = LeaseOwner.make()
+        self.duration = duration
+        self.perHostLimit = perHostLimit
+        self.ignoresNextFetch = ignoresNextFetch
+        thread = try StoreThread.start(store: store, name: "feedingest.leases", emit: { _ in })
+    }
+
+    /// Claims up to `limit` of `candidates`.
+    func claim(_ candidates: [FeedID], limit: Int) throws(StoreError) -> [FeedLease] {
+        let request = ClaimRequest(candidates: candidates, limit: limit, owner: owner, duration: duration,
+                                   perHostLimit: perHostLimit, ignoresNextFetch: ignoresNextFetch)
+        return try thread.perform { context throws(StoreError) in try context.claimFeeds(request) }
+    }
+
+    /// Why each candidate is or is not claimable.
+    func states(_ candidates: [FeedID]) throws(StoreError) -> [FeedID: ClaimState] {
+        let owner = self.owner
+        return try thread.perform { context throws(StoreError) in try context.claimStates(candidates, owner: owner) }
+    }
+
+    /// Starts renewing the leases `schedule` holds, every third of the lease's duration.
+    func startRenewing(_ schedule: RunSchedule) {
+        let period = max(duration.seconds / 3, 0.05)
+        let worker = Thread { [self] in
+            defer { renewerDone.signal() }
+            while stopping.wait(timeout: .now() + period) == .timedOut {
+                let held = schedule.heldLeases
+                guard !held.isEmpty else { continue }
+                let feeds = held.map(\.feed)
+                let owner = self.owner
+                let duration = self.duration
+                guard let renewed = try? thread.perform({ context throws(StoreError) in
+                    try context.renewLeases(owner: owner, feeds: feeds, duration: duration)
+                }) else { continue }  // the store is unreachable: the writes will say so
+                let kept = Set(renewed.map(\.feed))
+                let lost = Set(feeds).subtracting(kept)
+                // A feed finished between the read and the renewal has no lease any more; only feeds still held count.
+                let stillHeld = Set(schedule.heldLeases.map(\.feed))
+                let taken = lost.intersection(stillHeld)
+                if !taken.isEmpty { schedule.leasesLost(taken) }
+            }
+        }
+        worker.name = "feedingest.renew"
+        renewing.store(true, ordering: .sequentiallyConsistent)
+        worker.start()
+    }
+
+    /// Stops renewing, releases every lease still held (feeds cancelled, or claimed and never fetched), and ends the
+    /// store thread.
+    func finish() {
+        if renewing.load(ordering: .sequentiallyConsistent) {
+            stopping.signal()
+            renewerDone.wait()  // it uses the store thread: let it finish before the thread ends
+        }
+        let owner = self.owner
+        _ = try? thread.perform { context throws(StoreError) in try context.releaseLeases(owner: owner) }
+        thread.stop()
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
