@@ -9,7 +9,11 @@ import Syndication
 /// type, content, content type, categories, enclosures, image, comments page, comments feed, language, podcast
 /// details — a text field is its UTF-8 length as 4 little-endian bytes followed by the bytes (an absent one is
 /// `FF FF FF FF`), a date is `01` and the seconds since 1970 as an 8-byte little-endian IEEE 754 double (absent:
-/// `00`), and a list is its JSON column text (see the README; an empty list is absent).
+/// `00`), and a list is its JSON column text (see the README; an empty list is absent). Then, only when the article has
+/// any of the fields milestone 2 added (JSON Feed's external URL, text content and banner image; every link, the
+/// category details, out-of-line content, licence, rights, contributors), a byte `FE` and the `details` column's JSON
+/// text: an article without them encodes, and hashes, exactly as before they existed, so stores written earlier keep
+/// their hashes and report nothing updated that did not change.
 /// Two articles hash the same exactly when all these fields are the same. Left out: ``Article/feed`` (the
 /// same for a whole feed) and ``Article/commentCount``, which changes without the article changing (the store
 /// writes a new count without reporting an update).
@@ -47,7 +51,7 @@ package final class ArticleRow {
     /// The text columns, in encoding order; the ones up to ``podcast`` are covered by the content hash.
     package enum Column: Int, CaseIterable {
         case identifier, idSource, title, link, publishedRaw, updatedRaw, authors, summary, summaryType, content,
-             contentType, categories, enclosures, image, comments, commentsFeed, language, podcast
+             contentType, categories, enclosures, image, comments, commentsFeed, language, podcast, details
         case key, keySource
     }
 
@@ -87,6 +91,12 @@ package final class ArticleRow {
         text(.commentsFeed, article.commentsFeed)
         text(.language, article.language)
         json(.podcast, article.podcast?.isEmpty ?? true) { row in row.writePodcast(article.podcast!) }
+        if Self.hasDetails(article) {
+            appendByte(0xFE)
+            json(.details, false) { row in row.writeDetails(article) }
+        } else {
+            spans[Column.details.rawValue] = (0, -1)
+        }
         hashedLength = count
         text(.key, key)
         text(.keySource, keySource)
@@ -275,6 +285,7 @@ package final class ArticleRow {
             member("name", person.name, first: &first)
             member("email", person.email, first: &first)
             member("uri", person.uri, first: &first)
+            member("avatar", person.avatar, first: &first)
             appendByte(0x7D)
         }
         appendByte(0x5D)
@@ -289,9 +300,76 @@ package final class ArticleRow {
             member("url", enclosure.url, first: &first)
             member("type", enclosure.type, first: &first)
             member("length", enclosure.length, first: &first)
+            member("title", enclosure.title, first: &first)
+            member("durationSeconds", enclosure.durationSeconds.map(Int64.init), first: &first)
             appendByte(0x7D)
         }
         appendByte(0x5D)
+    }
+
+    /// Whether the article has any field of the `details` column.
+    private static func hasDetails(_ article: borrowing Article) -> Bool {
+        article.externalURL != nil || article.contentText != nil || article.bannerImage != nil || !article.links.isEmpty
+            || !article.categoryDetails.isEmpty || article.contentSource != nil || article.license != nil
+            || article.rights != nil || !article.contributors.isEmpty
+    }
+
+    /// The `details` column: `{"externalURL":…,"contentText":…,"bannerImage":…,"links":[…],"categoryDetails":[…],
+    /// "contentSource":{…},"license":…,"rights":…,"contributors":[…]}`, absent members left out (the names of the
+    /// article JSON).
+    private func writeDetails(_ article: borrowing Article) {
+        appendByte(0x7B)
+        var first = true
+        member("externalURL", article.externalURL, first: &first)
+        member("contentText", article.contentText, first: &first)
+        member("bannerImage", article.bannerImage, first: &first)
+        if !article.links.isEmpty {
+            member("links", first: &first)
+            appendByte(0x5B)
+            for (index, link) in article.links.enumerated() {
+                if index > 0 { appendByte(0x2C) }
+                writeLink(link)
+            }
+            appendByte(0x5D)
+        }
+        if !article.categoryDetails.isEmpty {
+            member("categoryDetails", first: &first)
+            appendByte(0x5B)
+            for (index, category) in article.categoryDetails.enumerated() {
+                if index > 0 { appendByte(0x2C) }
+                appendByte(0x7B)
+                var inner = true
+                member("term", category.term, first: &inner)
+                member("scheme", category.scheme, first: &inner)
+                member("label", category.label, first: &inner)
+                member("parent", category.parent, first: &inner)
+                appendByte(0x7D)
+            }
+            appendByte(0x5D)
+        }
+        if let source = article.contentSource {
+            member("contentSource", first: &first)
+            writeLink(source)
+        }
+        member("license", article.license, first: &first)
+        member("rights", article.rights, first: &first)
+        if !article.contributors.isEmpty {
+            member("contributors", first: &first)
+            writeAuthors(article.contributors)
+        }
+        appendByte(0x7D)
+    }
+
+    private func writeLink(_ link: Link) {
+        appendByte(0x7B)
+        var first = true
+        member("href", link.href, first: &first)
+        member("rel", link.rel, first: &first)
+        member("type", link.type, first: &first)
+        member("title", link.title, first: &first)
+        member("hreflang", link.hreflang, first: &first)
+        member("length", link.length, first: &first)
+        appendByte(0x7D)
     }
 
     private func writePodcast(_ podcast: PodcastDetails) {

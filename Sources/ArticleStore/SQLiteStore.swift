@@ -271,6 +271,7 @@ final class SQLiteStoreConnection: StoreConnection {
         try statement.bind(published ?? updated ?? now, at: 26)
         try statement.bind(now, at: 27)
         try statement.bind(keyHash, at: 28)
+        try statement.bind(utf8: row.bytes(.details), at: 29)
         return statement
     }
 
@@ -338,6 +339,7 @@ final class SQLiteStoreConnection: StoreConnection {
         values.sortDate = row.double(27)
         values.firstSeen = row.double(28)
         values.lastUpdated = row.double(29)
+        values.details = row.text(30)
         return try values.record(location: location)
     }
 
@@ -470,9 +472,9 @@ enum SQL {
         INSERT INTO articles (feed_id, key, key_source, identifier, id_source, title, link, published, published_raw,
             updated, updated_raw, authors, summary, summary_type, content, content_type, categories, enclosures, image,
             comments, comments_feed, comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated,
-            key_hash)
+            key_hash, details)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            ?23, ?24, ?25, ?26, ?27, ?27, ?28)
+            ?23, ?24, ?25, ?26, ?27, ?27, ?28, ?29)
         """)
     // The same parameter numbers as insertArticle, so one binding routine serves both: ?1 is the row id here,
     // ?2, ?3, ?26 and ?28 (key, key source, sort date, key hash) are bound but unused (SQLite allows gaps in
@@ -482,7 +484,7 @@ enum SQL {
         UPDATE articles SET identifier = ?4, id_source = ?5, title = ?6, link = ?7, published = ?8, published_raw = ?9,
             updated = ?10, updated_raw = ?11, authors = ?12, summary = ?13, summary_type = ?14, content = ?15,
             content_type = ?16, categories = ?17, enclosures = ?18, image = ?19, comments = ?20, comments_feed = ?21,
-            comment_count = ?22, language = ?23, podcast = ?24, content_hash = ?25,
+            comment_count = ?22, language = ?23, podcast = ?24, content_hash = ?25, details = ?29,
             sort_date = coalesce(?8, ?10, first_seen), last_updated = ?27
         WHERE id = ?1 AND ?28 = ?28
         """)
@@ -524,7 +526,7 @@ enum SQL {
         a.id, a.feed_id, f.url, a.key, a.key_source, a.identifier, a.id_source, a.title, a.link, a.published,
         a.published_raw, a.updated, a.updated_raw, a.authors, a.summary, a.summary_type, a.content, a.content_type,
         a.categories, a.enclosures, a.image, a.comments, a.comments_feed, a.comment_count, a.language, a.podcast,
-        a.content_hash, a.sort_date, a.first_seen, a.last_updated
+        a.content_hash, a.sort_date, a.first_seen, a.last_updated, a.details
         """
     static let articlesOfFeed = key(19, """
         SELECT \(articleColumns) FROM articles a JOIN feeds f ON f.id = a.feed_id

@@ -11,7 +11,14 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5])
+
+    /// Version 5: the `details` column, milestone 2's article fields as one JSON object (JSON Feed's external URL,
+    /// text content and banner image; every link, category details, out-of-line content, licence, rights,
+    /// contributors), `NULL` when the article has none; `json_extract(details, '$.links')` reads them in SQL.
+    static let version5 = """
+        ALTER TABLE articles ADD COLUMN details TEXT;
+        """
 
     /// Version 4: claims and leases. Each feed's host (``FeedHost``, for the per-host limit across processes), its
     /// lease (owner, expiry, epoch) and when it was claimed; a partial index over the unleased feeds by due time and

@@ -137,6 +137,8 @@ package struct ArticleRecordValues {
     package var commentCount: Int64?
     package var language: String?
     package var podcast: String?
+    /// The `details` column: milestone 2's article fields as one JSON object (see `ArticleRow`).
+    package var details: String?
     package var contentHash: Int64 = 0
     package var sortDate: Double?
     package var firstSeen: Double?
@@ -166,6 +168,7 @@ package struct ArticleRecordValues {
             article.categories = try ListColumns.decodeStrings(categories)
             article.enclosures = try ListColumns.decodeEnclosures(enclosures)
             article.podcast = try ListColumns.decodePodcast(podcast)
+            try ListColumns.decodeDetails(details, into: &article)
         } catch {
             throw StoreError(kind: .invalidStoredValue, message: "article \(id) has an unreadable list column: \(error)",
                              path: location, operation: "read an article")

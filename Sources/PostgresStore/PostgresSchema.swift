@@ -14,7 +14,7 @@
 /// holds its hash and digest, not the key).
 enum PostgresSchema {
     /// The migrations in order; the schema's version is their count.
-    static let migrations = [version1]
+    static let migrations = [version1, version2]
 
     /// The version this feedingest writes.
     static var version: Int { migrations.count }
@@ -27,6 +27,11 @@ enum PostgresSchema {
 
     /// The advisory lock key that serialises claims, so the per-host lease counts are exact across processes.
     static let claimLock: Int64 = 0x4664_496E_0001
+
+    /// Version 2: the `details` column, milestone 2's article fields as one JSON object (see SQLite's version 5).
+    static let version2 = """
+        ALTER TABLE articles ADD COLUMN details text;
+        """
 
     static let version1 = """
         CREATE TABLE feeds (

@@ -240,6 +240,7 @@ final class PostgresStoreConnection: StoreConnection {
         p.append(article.published ?? article.updated ?? now)  // $26 sort_date
         p.append(now)                               // $27 first_seen, last_updated
         p.append(row.keyHash)                       // $28
+        p.append(utf8: row.bytes(.details))         // $29
     }
 
     // MARK: Reading
@@ -318,6 +319,7 @@ final class PostgresStoreConnection: StoreConnection {
         values.sortDate = result.seconds(row, 27)
         values.firstSeen = result.seconds(row, 28)
         values.lastUpdated = result.seconds(row, 29)
+        values.details = result.text(row, 31)
         return try values.record(location: location)
     }
 
@@ -438,17 +440,18 @@ enum SQL {
     static let articleInsertColumns = """
         feed_id, key, key_source, identifier, id_source, title, link, published, published_raw, updated, updated_raw,
         authors, summary, summary_type, content, content_type, categories, enclosures, image, comments, comments_feed,
-        comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated, key_hash
+        comment_count, language, podcast, content_hash, sort_date, first_seen, last_updated, key_hash, details
         """
     /// Every content column an update replaces (all but the key, its source, the feed, the first-seen date).
     static let articleUpdateColumns = [
         "identifier", "id_source", "title", "link", "published", "published_raw", "updated", "updated_raw", "authors",
         "summary", "summary_type", "content", "content_type", "categories", "enclosures", "image", "comments",
-        "comments_feed", "comment_count", "language", "podcast", "content_hash",
+        "comments_feed", "comment_count", "language", "podcast", "content_hash", "details",
     ]
     static let articleParameterTypes: [PGType] = [
         .int8, .text, .text, .text, .text, .text, .text, .timestamptz, .text, .timestamptz, .text, .text, .text, .text,
         .text, .text, .text, .text, .text, .text, .text, .int8, .text, .text, .int8, .timestamptz, .timestamptz, .int8,
+        .text,
     ]
     /// The upsert: the article's previous row (its content hash) read in the same statement's snapshot, then
     /// `INSERT … ON CONFLICT` on the key index, updating in place only when the content hash or the comment count
@@ -460,7 +463,7 @@ enum SQL {
         up AS (
             INSERT INTO articles (\(articleInsertColumns))
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-                    $23, $24, $25, $26, $27, $27, $28)
+                    $23, $24, $25, $26, $27, $27, $28, $29)
             ON CONFLICT (feed_id, key_hash, md5(key)) DO UPDATE SET
                 \(articleUpdateColumns.map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")),
                 sort_date = coalesce(EXCLUDED.published, EXCLUDED.updated, articles.first_seen),
@@ -517,7 +520,7 @@ enum SQL {
         a.published_raw, a.updated, a.updated_raw, a.authors, a.summary, a.summary_type, a.content, a.content_type,
         a.categories, a.enclosures, a.image, a.comments, a.comments_feed, a.comment_count, a.language, a.podcast,
         a.content_hash, a.sort_date, a.first_seen, a.last_updated,
-        (extract(epoch FROM a.sort_date - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint
+        (extract(epoch FROM a.sort_date - timestamptz '2000-01-01 00:00:00+00') * 1000000)::bigint, a.details
         """
     static let sortDateMicrosecondsColumn = 30
     private static let pageTypes: [PGType] = [.int8, .timestamptz, .timestamptz, .bool, .int8, .int8, .int8]

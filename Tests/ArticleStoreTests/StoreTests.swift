@@ -31,11 +31,12 @@ struct StoreTests {
         article.updated = Date(timeIntervalSince1970: 1_700_000_500.5)
         article.updatedRaw = nil
         article.publishedRaw = nil
-        article.authors = [Person(name: "Ada", email: "ada@example.com", uri: "https://ada.example")]
+        article.authors = [Person(name: "Ada", email: "ada@example.com", uri: "https://ada.example", avatar: "https://ada.example/a.png")]
         article.summary = TextContent("Summary", type: .text)
         article.content = TextContent("<p>Body with \"quotes\" and \\ and \n</p>", type: .html)
         article.categories = ["a", "b"]
-        article.enclosures = [Enclosure(url: "https://example.com/1.mp3", type: "audio/mpeg", length: 1234)]
+        article.enclosures = [Enclosure(url: "https://example.com/1.mp3", type: "audio/mpeg", length: 1234, title: "Part one",
+                                        durationSeconds: 3_600)]
         article.image = "https://example.com/1.png"
         article.comments = "https://example.com/1#comments"
         article.commentsFeed = "https://example.com/1/feed"
@@ -51,6 +52,17 @@ struct StoreTests {
         podcast.chaptersURL = "https://example.com/ch.json"
         podcast.transcripts = [Transcript(url: "https://example.com/t.vtt", type: "text/vtt", language: "en")]
         article.podcast = podcast
+        // Milestone 2's fields, stored in the details column.
+        article.externalURL = "https://elsewhere.example/story"
+        article.contentText = "Body with \"quotes\""
+        article.bannerImage = "https://example.com/banner.png"
+        article.links = [Link(href: "https://example.com/1", rel: "alternate", type: "text/html", title: "One", hreflang: "de", length: 10),
+                         Link(href: "https://example.com/1.pdf", rel: "enclosure")]
+        article.categoryDetails = [Category(term: "a", scheme: "https://s.example/", label: "A"), Category(term: "b", parent: "a")]
+        article.contentSource = Link(href: "https://example.com/1/full", type: "text/html")
+        article.license = "https://creativecommons.org/licenses/by/4.0/"
+        article.rights = "© 2025 Ada"
+        article.contributors = [Person(name: "Grace"), Person(email: "ed@example.com")]
         var undated = Article(id: "", idSource: .hash, feed: "https://example.com/feed.xml")
         undated.title = "No date, no link, no id"
         undated.publishedRaw = "sometime last week"

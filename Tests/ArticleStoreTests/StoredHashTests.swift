@@ -124,3 +124,34 @@ struct StoredHashTests {
         }
     }
 }
+
+/// The details column (milestone 2's fields) joins the content hash only when an article has one of them, so articles
+/// stored before it existed keep their hashes.
+@Suite("Content hash: the details column")
+struct DetailsHashTests {
+    @Test func anArticleWithoutTheNewFieldsHashesAsBeforeAndOneWithThemDiffers() {
+        var article = Article(id: "1", idSource: .guid, feed: "https://example.com/feed.xml")
+        article.title = "Title"
+        article.authors = [Person(name: "Ada")]
+        article.enclosures = [Enclosure(url: "https://example.com/a.mp3", type: "audio/mpeg", length: 5)]
+        let before = ArticleHasher.contentHash(of: article)
+        var withLinks = article
+        withLinks.links = [Link(href: "https://example.com/1")]
+        #expect(ArticleHasher.contentHash(of: withLinks) != before)
+        var withAvatar = article
+        withAvatar.authors[0].avatar = "https://example.com/ada.png"
+        #expect(ArticleHasher.contentHash(of: withAvatar) != before)
+        var withEnclosureTitle = article
+        withEnclosureTitle.enclosures[0].title = "Episode"
+        #expect(ArticleHasher.contentHash(of: withEnclosureTitle) != before)
+        // Each new field changes the hash on its own.
+        var seen: Set<UInt64> = [before]
+        for change in [{ (a: inout Article) in a.externalURL = "x" }, { $0.contentText = "x" }, { $0.bannerImage = "x" },
+                       { $0.categoryDetails = [Category(term: "x")] }, { $0.contentSource = Link(href: "x") },
+                       { $0.license = "x" }, { $0.rights = "x" }, { $0.contributors = [Person(name: "x")] }] {
+            var changed = article
+            change(&changed)
+            #expect(seen.insert(ArticleHasher.contentHash(of: changed)).inserted)
+        }
+    }
+}
