@@ -37,7 +37,7 @@ let package = Package(
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
-        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
         .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
