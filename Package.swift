@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "FileWatch", targets: ["FileWatch"]),
         .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
+        .library(name: "Watch", targets: ["Watch"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -48,7 +49,10 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
         .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore"]),
+        // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
+        .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
+                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.

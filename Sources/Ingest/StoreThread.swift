@@ -220,3 +220,27 @@ private final class Reply<T: Sendable>: Sendable {
         return result.withLock { $0! }
     }
 }
+
+/// A thread that owns one store context and runs operations on it, in order, for work outside a run (a service's
+/// reads and list updates between runs): the context is made on that thread, used and dropped there; only `Sendable`
+/// values cross.
+public final class StoreAccess: Sendable {
+    private let thread: StoreThread
+
+    /// Starts the thread (named `name`) and makes its context.
+    ///
+    /// - Throws: the error of `Store.makeContext()`.
+    public init(store: Store, name: String) throws(StoreError) {
+        thread = try StoreThread.start(store: store, name: name, emit: { _ in })
+    }
+
+    /// Runs `body` with the context on the thread, after every operation submitted before, and returns its result.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (StoreContext) throws(StoreError) -> T) throws(StoreError) -> T {
+        try thread.perform(body)
+    }
+
+    /// Ends the thread, dropping its context. Call it once, when done.
+    public func stop() {
+        thread.stop()
+    }
+}
