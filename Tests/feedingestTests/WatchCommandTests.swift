@@ -314,3 +314,61 @@ struct WatchCommandTests {
 extension Array where Element == String {
     func prepending(_ first: String) -> [String] { [first] + self }
 }
+
+/// Reachability with the built binary: `feedingest watch` in a network namespace of its own (inside the tests' own,
+/// which has only loopback), where a veth pair gives a default route that leads nowhere (this kernel has no dummy
+/// links), then takes it away. The remote feed is on TEST-NET-1 (192.0.2.1, RFC 5737): in the namespace no packet to it
+/// can leave, with or without the route.
+@Suite("feedingest watch: pausing and resuming with the default route", .serialized)
+struct WatchReachabilityTests {
+    static func ip(_ pid: Int32, _ arguments: String) throws -> ChildProcess.Finished {
+        try ChildProcess.run("/usr/bin/nsenter", ["--net=/proc/\(pid)/ns/net", "ip"] + arguments.split(separator: " ").map(String.init))
+    }
+
+    @Test func remoteFeedsPauseWithoutADefaultRouteAndResumeWithinSecondsWhenOneAppears() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = directory.appendingPathComponent("local.xml")
+        try Data(FaultServerFeeds.rss(items: 2).utf8).write(to: local)
+        let remote = "http://192.0.2.1:9/feed.xml"
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(local.path)\n\(remote)\n".utf8).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite")
+        let watch = try WatchProcess(["watch", list.path, "--store", store.path, "--min-interval", "0", "--max-interval", "1s",
+                                      "--timeout", "2", "--grace", "1s"], in: directory,
+                                     prefix: ["/usr/bin/unshare", "-n", "--", "/bin/bash", "-c", "ip link set lo up && exec \"$@\"", "netns"])
+        let pid = watch.process.processIdentifier
+        #expect(watch.waitUntil(20) { watch.stderr.contains("offline (no default route): pausing 1 remote feed") }, "\(watch.stderr)")
+        #expect(watch.waitUntil(20) { watch.articles.count >= 2 }, "the local feed runs on: \(watch.stderr)")
+        Thread.sleep(forTimeInterval: 2)
+        let paused = try #require(try WatchCommandTests.feeds(store)[remote])
+        #expect(paused["lastFetch"] == nil && paused["consecutiveFailures"] as? Int == 0,
+                "paused: no transfer, no failure counted: \(paused)")
+        #expect(watch.stderr.components(separatedBy: "offline (").count == 2, "one line: \(watch.stderr)")
+
+        #expect(try Self.ip(pid, "link add v0 type veth peer name v1").status == 0)
+        #expect(try Self.ip(pid, "link set v0 up").status == 0)
+        #expect(try Self.ip(pid, "link set v1 up").status == 0)
+        let added = Date()
+        #expect(try Self.ip(pid, "route add default dev v0").status == 0)
+        #expect(watch.waitUntil(15) { watch.stderr.contains("online again") }, "\(watch.stderr)")
+        let resumedAfter = Date().timeIntervalSince(added)
+        #expect(resumedAfter < 10, "resumed within seconds (debounced): \(resumedAfter) s")
+        // Resumed: the remote feed is tried (and times out: the route leads nowhere).
+        #expect(try watch.waitUntil(20) { try WatchCommandTests.feeds(store)[remote]?["lastFetch"] != nil }, "\(watch.stderr)")
+
+        #expect(try Self.ip(pid, "route del default dev v0").status == 0)
+        #expect(watch.waitUntil(15) { watch.stderr.components(separatedBy: "offline (no default route)").count == 3 }, "\(watch.stderr)")
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+    }
+}
+
+/// A small RSS document for local feeds.
+enum FaultServerFeeds {
+    static func rss(items: Int) -> String {
+        let entries = (0..<items).map { index in
+            "<item><title>Local \(index)</title><guid>local-\(index)</guid><pubDate>Mon, 0\(index + 1) Jun 2026 10:00:00 GMT</pubDate></item>"
+        }
+        return "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Local</title>" + entries.joined() + "</channel></rss>"
+    }
+}
