@@ -372,3 +372,41 @@ enum FaultServerFeeds {
         return "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>Local</title>" + entries.joined() + "</channel></rss>"
     }
 }
+
+/// Two `watch` processes on one PostgreSQL store (the tests' own server).
+@Suite("feedingest watch: two processes on one PostgreSQL store", .serialized)
+struct WatchPostgresTests {
+    @Test func twoWatchersNeverFetchAFeedTwiceInItsIntervalAndTheSurvivorTakesOverAKilledOnesFeeds() throws {
+        let pg = try PostgresServer.shared.get()
+        let database = try pg.createDatabase("watch_two")
+        let faults = try FaultServer.shared.get()
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokens = (0..<12).map { _ in WatchCommandTests.token("pg") }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data(tokens.map(faults.watchURL).joined(separator: "\n").utf8).write(to: list)
+        let arguments = ["watch", list.path, "--store", pg.uri(database), "--min-interval", "1s", "--max-interval", "1s",
+                         "--lease", "1s", "--jobs", "2"]
+        let a = try WatchProcess(arguments, in: directory, name: "a")
+        let b = try WatchProcess(arguments, in: directory, name: "b")
+        #expect(a.waitUntil(30) { a.articles.count + b.articles.count >= 36 }, "\(a.stderr)\n\(b.stderr)")
+        Thread.sleep(forTimeInterval: 4)  // a few intervals, both at work
+        let keys = (a.articles + b.articles).map { "\($0["feed"] ?? "")#\($0["id"] ?? "")" }
+        #expect(keys.count == 36 && Set(keys).count == 36, "every article printed once, by one of the two")
+
+        let killed = Date()
+        kill(a.process.processIdentifier, SIGKILL)  // no graceful stop: whatever it held stays leased until its lease ends
+        a.process.waitUntilExit()
+        for token in tokens { try faults.setWatchItems(token, 4) }
+        #expect(b.waitUntil(30) { b.articles.filter { ($0["title"] as? String)?.hasSuffix(" 3") == true }.count == 12 },
+                "the survivor fetches every feed, those the killed one held included: \(b.stderr)")
+        for token in tokens {
+            let log = try faults.watchLog(token)
+            #expect(log.contains { $0.time > killed }, "\(token) is fetched after the kill")
+            let gaps = zip(log.dropFirst(), log).map { $0.time.timeIntervalSince($1.time) }
+            #expect(gaps.allSatisfy { $0 >= 0.8 }, "never twice within its interval (1 s less the jitter): \(token) \(gaps)")
+        }
+        #expect(b.stop() == 0, "\(b.stderr)")
+        #expect(try pg.integer("SELECT count(*) FROM articles", database: database) == 48)
+    }
+}
