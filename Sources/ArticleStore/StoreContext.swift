@@ -97,9 +97,10 @@ public final class StoreContext {
     }
 
     /// Records feeds' tags, in one transaction. Empty tags leave a feed's stored tags as they are: a list that
-    /// names a feed without tags (a one-off `echo URL | feedingest -`) does not take its folders away.
-    public func setTags(_ tags: [(feed: FeedID, tags: [String])]) throws(StoreError) {
-        let changes = tags.filter { !$0.tags.isEmpty }
+    /// names a feed without tags (a one-off `echo URL | feedingest -`) does not take its folders away; unless
+    /// `clearsEmpty` (a list that is the whole truth, as `watch`'s is), which clears them.
+    public func setTags(_ tags: [(feed: FeedID, tags: [String])], clearsEmpty: Bool = false) throws(StoreError) {
+        let changes = clearsEmpty ? tags : tags.filter { !$0.tags.isEmpty }
         guard !changes.isEmpty else { return }
         try transaction { () throws(StoreError) in
             for (feed, tags) in changes {

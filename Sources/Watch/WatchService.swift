@@ -166,7 +166,7 @@ public final class WatchService: Sendable {
         let entries = order
         let rows = try access.perform { context throws(StoreError) -> [(FeedID, Date?)] in
             let ids = try context.feeds(urls: entries.map(\.storeURL))
-            try context.setTags(zip(ids, entries).map { ($0, $1.tags) })
+            try context.setTags(zip(ids, entries).map { ($0, $1.tags) }, clearsEmpty: true)
             let statuses = try context.feedStatuses(ids)
             return zip(ids, statuses).map { ($0, $1.nextFetch) }
         }

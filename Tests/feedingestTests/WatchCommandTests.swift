@@ -295,6 +295,55 @@ struct WatchCommandTests {
         #expect(table.lines.contains { $0.hasPrefix("failing ") && $0.contains("1s (backoff)") }, "\(table.stdout)")
     }
 
+    @Test func underSystemdItSendsReadyStatusWatchdogAndStopping() throws {
+        let faults = try Self.faults()
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notify.sock").path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let received = Mutex<[String]>([])
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { return }
+                let message = String(decoding: buffer[0..<count], as: UTF8.self)
+                received.withLock { $0.append(message) }
+            }
+        }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(faults.watchURL(Self.token("notify")))\n".utf8).write(to: list)
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = path
+        environment["WATCHDOG_USEC"] = "2000000"
+        let watch = try WatchProcess(["watch", list.path, "--store", directory.appendingPathComponent("s.sqlite").path],
+                                     in: directory, environment: environment)
+        // WATCHDOG_PID is not set, so the watchdog is meant for whoever reads WATCHDOG_USEC: the service.
+        #expect(watch.waitUntil(20) { drain(); return received.withLock { $0.contains { $0.hasPrefix("READY=1") } } })
+        #expect(watch.waitUntil(20) {
+            drain()
+            return received.withLock { $0.contains("WATCHDOG=1") && $0.contains { $0.hasPrefix("STATUS=1 feed") } }
+        }, "\(received.withLock { $0 })")
+        #expect(watch.stop() == 0)
+        drain()
+        let messages = received.withLock { $0 }
+        #expect(messages.first?.hasPrefix("READY=1\nSTATUS=") == true, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("STOPPING=1") }, "\(messages)")
+    }
+
     @Test func usageErrors() throws {
         let noList = try CommandRunner.run(["watch"])
         #expect(noList.status == 2 && noList.stderr.contains("watch needs a feed list"))
