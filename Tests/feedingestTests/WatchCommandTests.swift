@@ -344,6 +344,46 @@ struct WatchCommandTests {
         #expect(messages.contains { $0.hasPrefix("STOPPING=1") }, "\(messages)")
     }
 
+    @Test func onATerminalStderrCarriesAStatusLine() throws {
+        let faults = try Self.faults()
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(faults.watchURL(Self.token("tty")))\n".utf8).write(to: list)
+        let out = directory.appendingPathComponent("out.ndjson")
+        // script(1) gives the command a terminal; stdout goes to a file, so the terminal shows stderr alone.
+        let command = "exec '\(CommandRunner.binary.path)' watch '\(list.path)' --store '\(directory.path)/s.sqlite' "
+            + "--min-interval 0 --max-interval 1s > '\(out.path)'"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", command, "/dev/null"]
+        let terminal = Pipe()
+        process.standardOutput = terminal
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let screen = Mutex("")
+        Thread {
+            while true {
+                let data = terminal.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                screen.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !screen.withLock({ $0.contains("3 articles today") }) { Thread.sleep(forTimeInterval: 0.1) }
+        // The service is script's child: stop it gracefully, and script ends with it.
+        let children = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children",
+                                    encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, SIGTERM) }
+        process.waitUntilExit()
+        let text = screen.withLock { $0 }
+        #expect(text.contains("\r\u{1B}[K1 feed · "), "redrawn in place: \(text.debugDescription)")
+        #expect(text.contains(" due in 1 min · ") && text.contains(" in flight · ") && text.contains("3 articles today"), "\(text)")
+        #expect(text.contains("online") || text.contains("paused (no default route)"), "\(text)")
+        #expect(try String(contentsOf: out, encoding: .utf8).split(separator: "\n").count == 3, "stdout kept only articles")
+    }
+
     @Test func usageErrors() throws {
         let noList = try CommandRunner.run(["watch"])
         #expect(noList.status == 2 && noList.stderr.contains("watch needs a feed list"))
