@@ -36,6 +36,11 @@ public struct WatchConfiguration: Sendable {
     /// The defaults.
     public init() {}
 
+    /// How long the first due feed waits for others to fall due, so they share a run (each run makes its worker
+    /// threads, store connections and lease thread): a tenth of the minimum interval, at most 1 second; 0 with
+    /// `--min-interval 0`.
+    public var coalescing: TimeInterval { min(1, max(schedule.minimumInterval, 0) / 10) }
+
     /// When a feed that a run did not complete (cancelled, offline, its claim failed) is tried again: the minimum
     /// interval, at least 1 second and at most 5 minutes.
     public var retryDelay: TimeInterval { min(max(schedule.minimumInterval, 1), 300) }
@@ -271,6 +276,12 @@ public final class WatchService: Sendable {
                 step.transition = .resumed(overdue: parked.count)
             }
             state.offline = reason
+            if let first = state.queue.first, first.due <= now, now.timeIntervalSince(first.due) < configuration.coalescing,
+               state.queue.count > 1 {
+                // Let the feeds falling due in the next moment join it.
+                step.wait = min(step.wait, configuration.coalescing - now.timeIntervalSince(first.due))
+                return step
+            }
             while state.runs.count < configuration.concurrentRuns {
                 var batch: [FeedID] = []
                 while batch.count < configuration.batchSize, let (feed, due) = state.queue.popDue(now: now) {

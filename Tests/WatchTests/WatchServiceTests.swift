@@ -66,5 +66,10 @@ struct WatchServiceTests {
         #expect(configuration.retryDelay == 1)
         configuration.schedule.minimumInterval = 45
         #expect(configuration.retryDelay == 45)
+        #expect(configuration.coalescing == 1)
+        configuration.schedule.minimumInterval = 5
+        #expect(configuration.coalescing == 0.5)
+        configuration.schedule.minimumInterval = 0
+        #expect(configuration.coalescing == 0, "tests with --min-interval 0 are not held back")
     }
 }
