@@ -207,6 +207,29 @@ struct WatchCommandTests {
         #expect(try Self.feeds(store)[faults.watchURL(a)]?["articles"] as? Int == 3, "its articles stay")
     }
 
+    @Test func anOPMLListIsWatchedTheSameWay() throws {
+        let faults = try Self.faults()
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (a, b) = (Self.token("opml-a"), Self.token("opml-b"))
+        func opml(_ body: String) -> Data {
+            Data("<?xml version=\"1.0\"?><opml version=\"2.0\"><head><title>feeds</title></head><body>\(body)</body></opml>".utf8)
+        }
+        func outline(_ token: String) -> String {
+            "<outline type=\"rss\" text=\"\(token)\" xmlUrl=\"\(faults.watchURL(token).replacingOccurrences(of: "&", with: "&amp;"))\"/>"
+        }
+        let list = directory.appendingPathComponent("subscriptions.opml")
+        try opml(outline(a)).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite")
+        let watch = try WatchProcess(["watch", list.path, "--store", store.path, "--min-interval", "0", "--max-interval", "0.5s"],
+                                     in: directory)
+        #expect(watch.waitUntil(20) { watch.articles.count >= 3 }, "\(watch.stderr)")
+        try opml(outline(a) + "<outline text=\"Science\">\(outline(b))</outline>").write(to: list, options: .atomic)
+        #expect(watch.waitUntil(20) { watch.articles.count >= 6 }, "\(watch.stderr)")
+        #expect(try watch.waitUntil(10) { try Self.feeds(store)[faults.watchURL(b)]?["tags"] as? [String] == ["Science"] })
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+    }
+
     @Test func sigtermLetsTheFeedsInFlightFinishWithinTheGraceAndLeavesNothingPartial() throws {
         let faults = try Self.faults()
         let directory = try Paths.temporaryDirectory()
