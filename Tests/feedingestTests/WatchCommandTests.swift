@@ -478,6 +478,43 @@ struct WatchReachabilityTests {
     }
 }
 
+extension WatchReachabilityTests {
+    /// With a default route, but every transfer to three hosts failing with "network unreachable" (a `throw` route for
+    /// TEST-NET-1 ends the lookup as if there were no route): paused on that evidence alone, nothing counted as failed.
+    @Test func transfersToSeveralHostsFailingWithoutANetworkPauseTooAndARouteChangeResumes() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = directory.appendingPathComponent("local.xml")
+        try Data(FaultServerFeeds.rss(items: 2).utf8).write(to: local)
+        let remotes = (1...3).map { "http://192.0.2.\($0):9/feed.xml" }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data(([local.path] + remotes).joined(separator: "\n").utf8).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite")
+        let setUp = "ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v0 up && ip link set v1 up "
+            + "&& ip route add default dev v0 && ip route add throw 192.0.2.0/24 && exec \"$@\""
+        let watch = try WatchProcess(["watch", list.path, "--store", store.path, "--min-interval", "0", "--max-interval", "1s",
+                                      "--timeout", "2", "--grace", "1s"], in: directory,
+                                     prefix: ["/usr/bin/unshare", "-n", "--", "/bin/bash", "-c", setUp, "netns"])
+        let pid = watch.process.processIdentifier
+        #expect(watch.waitUntil(20) { watch.stderr.contains("offline (transfers to 3 hosts failed without a network") },
+                "\(watch.stderr)")
+        #expect(!watch.stderr.contains("no default route"), "the route is there: \(watch.stderr)")
+        #expect(watch.waitUntil(20) { watch.articles.count >= 2 }, "the local feed runs on: \(watch.stderr)")
+        let feeds = try WatchCommandTests.feeds(store)
+        for remote in remotes {
+            let feed = try #require(feeds[remote])
+            #expect(feed["lastFetch"] == nil && feed["consecutiveFailures"] as? Int == 0, "no failure counted: \(feed)")
+        }
+        // A new default route (another network) is a network change: the old evidence is dropped and the feeds resume.
+        #expect(try WatchReachabilityTests.ip(pid, "route del default dev v0").status == 0)
+        Thread.sleep(forTimeInterval: 1)  // still paused, now for want of a route too: no second line
+        #expect(!watch.stderr.contains("online again"))
+        #expect(try WatchReachabilityTests.ip(pid, "route add default dev v0").status == 0)
+        #expect(watch.waitUntil(15) { watch.stderr.contains("online again") }, "\(watch.stderr)")
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+    }
+}
+
 /// A small RSS document for local feeds.
 enum FaultServerFeeds {
     static func rss(items: Int) -> String {
