@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
-        .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore"]),
+        .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore", "Scheduling"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),

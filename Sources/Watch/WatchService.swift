@@ -210,7 +210,13 @@ public final class WatchService: Sendable {
         while true {
             let now = Date()
             if sleep.sleptSinceLastCheck() {
-                state.withLock { $0.reachability.clockJumped(at: now) }
+                let configuration = self.configuration
+                state.withLock { state in
+                    state.reachability.clockJumped(at: now)
+                    // Everything fell due while asleep: spread the overdue feeds out as after a resume.
+                    let overdue = state.queue.popAllDue(now: now).map { (feed: $0.key, due: $0.due) }
+                    Self.spread(overdue, into: &state.queue, now: now, window: configuration.resumeSpread)
+                }
                 onEvent(.clockJumped)
             }
             guard let step = dispatch(now: now) else { break }
@@ -266,13 +272,9 @@ public final class WatchService: Sendable {
                 let remote = state.entries.values.filter(Self.isPausable).count
                 step.transition = .paused(reason: reason.description, remoteFeeds: remote)
             } else if reason == nil, state.offline != nil {
-                let parked = state.parked.sorted { $0.due < $1.due }
+                let parked = state.parked
                 state.parked = []
-                let window = min(configuration.resumeSpread, Double(parked.count) * 0.25)
-                for (index, item) in parked.enumerated() {
-                    let offset = window * (Double(index) + Double.random(in: 0..<1)) / Double(max(parked.count, 1))
-                    state.queue.schedule(item.feed, at: now.addingTimeInterval(offset))
-                }
+                Self.spread(parked, into: &state.queue, now: now, window: configuration.resumeSpread)
                 step.transition = .resumed(overdue: parked.count)
             }
             state.offline = reason
@@ -357,6 +359,17 @@ public final class WatchService: Sendable {
                     if !state.stopping, !state.queue.contains(feed) { state.queue.schedule(feed, at: now.addingTimeInterval(retry)) }
                 }
             }
+        }
+    }
+
+    /// Schedules overdue feeds from `now` on, in due order, spread over `window` seconds at most (0.25 s per feed below
+    /// that), each with a random offset within its slot: the first minute back is not a storm.
+    static func spread(_ overdue: [(feed: FeedID, due: Date)], into queue: inout DueQueue<FeedID>, now: Date, window: TimeInterval) {
+        let ordered = overdue.sorted { $0.due < $1.due }
+        let span = min(window, Double(ordered.count) * 0.25)
+        for (index, item) in ordered.enumerated() {
+            let offset = span * (Double(index) + Double.random(in: 0..<1)) / Double(max(ordered.count, 1))
+            queue.schedule(item.feed, at: now.addingTimeInterval(offset))
         }
     }
 

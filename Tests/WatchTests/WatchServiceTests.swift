@@ -1,6 +1,7 @@
 import ArticleStore
 import Foundation
 import Ingest
+import Scheduling
 import Testing
 @testable import Watch
 
@@ -57,6 +58,21 @@ struct WatchServiceTests {
         #expect(!WatchService.isPausable(try entry("http://localhost/feed.xml")))
         #expect(!WatchService.isPausable(try entry("http://[::1]:8080/feed.xml")))
         #expect(!WatchService.isPausable(try entry("/tmp/feed.xml")))
+    }
+
+    @Test func overdueFeedsResumeInDueOrderSpreadOverTheWindow() {
+        var queue = DueQueue<FeedID>()
+        let overdue = (0..<400).map { (feed: FeedID(rawValue: Int64($0)), due: Self.now.addingTimeInterval(-Double(400 - $0))) }
+        WatchService.spread(overdue.shuffled(), into: &queue, now: Self.now, window: 60)
+        var order: [(FeedID, Date)] = []
+        while let next = queue.popDue(now: .distantFuture) { order.append((next.key, next.due)) }
+        #expect(order.map(\.0) == overdue.map(\.feed), "in due order")
+        #expect(order.first!.1 >= Self.now && order.last!.1 < Self.now.addingTimeInterval(60), "within the window")
+        let firstSecond = order.filter { $0.1 < Self.now.addingTimeInterval(1) }.count
+        #expect(firstSecond <= 8, "no storm: 400 feeds over 60 s, \(firstSecond) in the first second")
+        var few = DueQueue<FeedID>()
+        WatchService.spread(Array(overdue.prefix(4)), into: &few, now: Self.now, window: 60)
+        #expect(few.countDue(before: Self.now.addingTimeInterval(1)) == 4, "a handful resume within a second")
     }
 
     @Test func theRetryDelayFollowsTheMinimumIntervalWithinBounds() {
