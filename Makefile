@@ -2,7 +2,7 @@
 SWIFT ?= swift
 WERROR := -Xswiftc -warnings-as-errors
 
-.PHONY: setup build run bench bench-store bench-fetch test clean
+.PHONY: setup build run bench bench-store bench-fetch test soak clean
 
 setup:
 	@bash scripts/setup.sh
@@ -40,6 +40,16 @@ bench-fetch: setup
 test: setup
 	$(SWIFT) build --build-tests $(WERROR)
 	bash scripts/offline.sh $(SWIFT) test --skip-build
+
+# The soak: feedingest watch for SOAK_CYCLES fetch cycles (default 10,000) against the fault server, every interval 0,
+# its resident memory sampled from /proc: it must not grow more than SOAK_GROWTH_MIB (default 16) after the warm-up.
+# Prints the figures and writes them (with every sample) to $$TMPDIR/feedingest-soak.txt. Not part of make test.
+SOAK_CYCLES ?= 10000
+SOAK_GROWTH_MIB ?= 16
+soak: setup
+	$(SWIFT) build --build-tests $(WERROR)
+	FEEDINGEST_SOAK_CYCLES=$(SOAK_CYCLES) FEEDINGEST_SOAK_GROWTH_MIB=$(SOAK_GROWTH_MIB) \
+		bash scripts/offline.sh $(SWIFT) test --skip-build --filter WatchSoakTests
 
 clean:
 	rm -rf .build

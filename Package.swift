@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "FileWatch", targets: ["FileWatch"]),
         .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
+        .library(name: "Watch", targets: ["Watch"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -37,7 +38,7 @@ let package = Package(
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
-        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
         .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
@@ -48,7 +49,10 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
         .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore"]),
+        // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
+        .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
+                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
@@ -69,7 +73,7 @@ let package = Package(
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "PostgresStore", "TestSupport"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "CSQLite", "StoreProbe", "TestSupport"],
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "Scheduling", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
@@ -79,6 +83,7 @@ let package = Package(
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
+        .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore", "Scheduling"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),

@@ -25,6 +25,10 @@ keeps the counters and release signals of concurrent tests apart.
     /big?bytes=N                            N bytes of feed, chunked, no Content-Length
     /stats?token=T                          JSON: requests, connections, held, peak_held
     /release?token=T                        releases the waiters of T
+    /watch?token=T                          a feed of the token's items (dated a minute apart), ETag "vN"; 304 on
+                                            If-None-Match; each request's time and status logged
+    /watch-set?token=T&items=N              sets the token's feed to N items (control, not logged)
+    /watch-log?token=T                      JSON: [[time, status], ...] of the token's /watch requests (control)
 """
 import asyncio
 import email.utils
@@ -169,8 +173,44 @@ async def handle(reader, writer):
             pass
 
 
+watch_feeds = {}  # token -> {"items": N, "log": [[time, status], ...]}
+
+
+def watch_route(path, query, headers, writer):
+    """The /watch family: a feed that changes on request, for feedingest watch's tests."""
+    token = query.get("token", "")
+    state = watch_feeds.setdefault(token, {"items": 3, "log": [], "base": time.time() - 3600})
+    if path == "/watch-set":
+        state["items"] = int(query.get("items", "3"))
+        writer.write(head(200, [("Content-Type", "text/plain"), ("Content-Length", 2), ("Connection", "close")]) + b"ok")
+        return False
+    if path == "/watch-log":
+        body = json.dumps(state["log"]).encode()
+        writer.write(head(200, [("Content-Type", "application/json"), ("Content-Length", len(body)),
+                                ("Connection", "close")]) + body)
+        return False
+    tag = f'"v{state["items"]}"'
+    if headers.get("if-none-match") == tag:
+        state["log"].append([time.time(), 304])
+        writer.write(head(304, [("ETag", tag), ("Content-Length", 0)]))
+        return True
+    state["log"].append([time.time(), 200])
+    items = []
+    for i in range(state["items"]):
+        date = email.utils.formatdate(state["base"] + 60 * i, usegmt=True)  # fixed: an item never changes
+        items.append(f"<item><title>Watch {token} {i}</title><link>http://127.0.0.1/watch/{token}/{i}</link>"
+                     f"<guid>watch-{token}-{i}</guid><pubDate>{date}</pubDate></item>\n")
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Watch</title>'
+            "<link>http://127.0.0.1/</link><description>test</description>\n" + "".join(items)
+            + "</channel></rss>\n").encode()
+    writer.write(head(200, [XML, ("Content-Length", len(body)), ("ETag", tag)]) + body)
+    return True
+
+
 async def route(path, query, headers, record, writer):
     """Serves one request; returns whether the connection may be kept alive."""
+    if path in ("/watch", "/watch-set", "/watch-log"):
+        return watch_route(path, query, headers, writer)
     items = int(query.get("items", "20"))
     token = query.get("token", "")
 

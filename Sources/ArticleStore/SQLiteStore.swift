@@ -202,6 +202,29 @@ final class SQLiteStoreConnection: StoreConnection {
         }
     }
 
+    func recentEntryDates(_ feed: FeedID, limit: Int) throws(StoreError) -> [Date] {
+        let select = try connection.statement(SQL.recentEntryDates)
+        try select.bind(feed.rawValue, at: 1)
+        try select.bind(limit, at: 2)
+        defer { select.reset() }
+        var dates: [Date] = []
+        while try select.step() { if let seconds = select.double(0) { dates.append(Date(timeIntervalSince1970: seconds)) } }
+        return dates
+    }
+
+    func recordSchedule(_ feed: FeedID, _ record: ScheduleRecord) throws(StoreError) {
+        let statement = try connection.statement(SQL.recordSchedule)
+        try statement.bind(feed.rawValue, at: 1)
+        try statement.bind(record.interval, at: 2)
+        try statement.bind(record.writesHints ? 1 : 0, at: 3)
+        try statement.bind(record.refreshHint, at: 4)
+        try statement.bind(record.clearsRefreshHint ? 1 : 0, at: 5)
+        try statement.bind(record.maxAge, at: 6)
+        try statement.bind(record.expires?.timeIntervalSince1970, at: 7)
+        try statement.bind(record.reason.rawValue, at: 8)
+        try statement.run()
+    }
+
     private func finish(_ feed: FeedID, _ success: FeedSuccess, next: Date?, counts: (Int, Int, Int)?) throws(StoreError) {
         let statement = try connection.statement(success.notModified ? SQL.finishNotModified : SQL.finishUpdated)
         try statement.bind(feed.rawValue, at: 1)
@@ -344,7 +367,7 @@ final class SQLiteStoreConnection: StoreConnection {
     }
 
     private static func feedStatus(from row: SQLiteStatement) -> FeedStatus {
-        FeedStatus(
+        var status = FeedStatus(
             id: FeedID(rawValue: row.int64(0)), url: row.text(1) ?? "", title: row.text(2), homeLink: row.text(3),
             currentURL: row.text(4),
             validators: FeedValidators(etag: row.text(5), lastModified: row.text(6), bodyHash: row.text(7)),
@@ -358,6 +381,12 @@ final class SQLiteStoreConnection: StoreConnection {
             tags: row.text(19).map { $0.split(separator: Schema.tagSeparator).map(String.init) } ?? [],
             isRateLimited: row.int64(20) != 0, errorKind: row.text(21), host: row.text(22), leaseOwner: row.text(23),
             leaseUntil: row.double(24).map(Date.init(timeIntervalSince1970:)), leaseEpoch: row.int64(25))
+        status.interval = row.double(26)
+        status.scheduleReason = row.text(27).flatMap(ScheduleReason.init(rawValue:))
+        status.refreshHint = row.double(28)
+        status.maxAge = row.double(29)
+        status.expires = row.double(30).map(Date.init(timeIntervalSince1970:))
+        return status
     }
 
     // MARK: Claims
@@ -458,8 +487,20 @@ enum SQL {
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
-        tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch
+        tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch, fetch_interval, schedule_reason,
+        refresh_hint, max_age, expires
         """
+    static let recentEntryDates = key(42, """
+        SELECT coalesce(published, updated) FROM articles
+        WHERE feed_id = ?1 AND coalesce(published, updated) IS NOT NULL ORDER BY sort_date DESC LIMIT ?2
+        """)
+    /// The adaptive schedule's record; hints only when ?3 (a success), the refresh hint kept when ?4 is NULL and ?5 = 0.
+    static let recordSchedule = key(43, """
+        UPDATE feeds SET fetch_interval = ?2, schedule_reason = ?8,
+            refresh_hint = CASE WHEN ?3 = 0 THEN refresh_hint WHEN ?4 IS NULL AND ?5 = 0 THEN refresh_hint ELSE ?4 END,
+            max_age = CASE WHEN ?3 = 0 THEN max_age ELSE ?6 END, expires = CASE WHEN ?3 = 0 THEN expires ELSE ?7 END
+        WHERE id = ?1
+        """)
     static let feedByID = key(5, "SELECT \(feedColumns) FROM feeds WHERE id = ?1")
     static let allFeeds = key(6, "SELECT \(feedColumns) FROM feeds ORDER BY url")
     static let feedsByIDs = key(30, "SELECT \(feedColumns) FROM feeds WHERE id IN (SELECT value FROM json_each(?1))")

@@ -11,7 +11,19 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4, version5])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6])
+
+    /// Version 6: the adaptive schedule of `feedingest watch`. The interval the last completion recorded (seconds,
+    /// before jitter; `next_fetch` holds the jittered due time) and what decided it (``ScheduleReason``), and the
+    /// hints of the last fetch the formula reads: the feed's own refresh period (RSS `ttl`, `sy:updatePeriod` /
+    /// `sy:updateFrequency`, kept across 304s), `Cache-Control: max-age` (seconds) and `Expires`.
+    static let version6 = """
+        ALTER TABLE feeds ADD COLUMN fetch_interval REAL;
+        ALTER TABLE feeds ADD COLUMN schedule_reason TEXT;
+        ALTER TABLE feeds ADD COLUMN refresh_hint REAL;
+        ALTER TABLE feeds ADD COLUMN max_age REAL;
+        ALTER TABLE feeds ADD COLUMN expires REAL;
+        """
 
     /// Version 5: the `details` column, milestone 2's article fields as one JSON object (JSON Feed's external URL,
     /// text content and banner image; every link, category details, out-of-line content, licence, rights,

@@ -1,4 +1,5 @@
 import Foundation
+import Scheduling
 import Syndication
 
 /// One connection to the store (SQLite or PostgreSQL) and its prepared statements, for one thread: ingests feeds and
@@ -96,9 +97,10 @@ public final class StoreContext {
     }
 
     /// Records feeds' tags, in one transaction. Empty tags leave a feed's stored tags as they are: a list that
-    /// names a feed without tags (a one-off `echo URL | feedingest -`) does not take its folders away.
-    public func setTags(_ tags: [(feed: FeedID, tags: [String])]) throws(StoreError) {
-        let changes = tags.filter { !$0.tags.isEmpty }
+    /// names a feed without tags (a one-off `echo URL | feedingest -`) does not take its folders away; unless
+    /// `clearsEmpty` (a list that is the whole truth, as `watch`'s is), which clears them.
+    public func setTags(_ tags: [(feed: FeedID, tags: [String])], clearsEmpty: Bool = false) throws(StoreError) {
+        let changes = clearsEmpty ? tags : tags.filter { !$0.tags.isEmpty }
         guard !changes.isEmpty else { return }
         try transaction { () throws(StoreError) in
             for (feed, tags) in changes {
@@ -190,6 +192,7 @@ public final class StoreContext {
         }
         let status = try feedStatus(feed)
         sessions[feed] = Session(keyMode: status.keyMode, url: status.url, lease: lease, started: Date())
+        sessions[feed]?.refreshHint = status.refreshHint
         return status
     }
 
@@ -232,11 +235,23 @@ public final class StoreContext {
     public func finishFeed(_ feed: FeedID, _ success: FeedSuccess) throws(StoreError) -> FeedIngestSummary {
         guard let session = sessions[feed] else { throw notStarted(feed, "finish a feed") }
         let schedule = FetchSchedule(interval: configuration.fetchInterval)
-        let next = schedule.nextFetch(after: success, feedURL: session.url, start: session.lease?.claimedAt ?? success.date)
+        var next = schedule.nextFetch(after: success, feedURL: session.url, start: session.lease?.claimedAt ?? success.date)
         let committed = try transaction { () throws(StoreError) -> [StoredArticle] in
             var results: [StoredArticle] = []
             var copy = session
             try write(feed, &copy, results: &results)
+            if let adaptive = configuration.adaptiveSchedule {
+                // After the articles are written, so this fetch's entries count in the publishing gap.
+                let scheduler = FetchScheduler(configuration: adaptive)
+                let dates = try connection.recentEntryDates(feed, limit: max(adaptive.consideredEntries, 1))
+                let history = FeedHistory(entryDates: dates, updatePeriod: success.refreshHint ?? session.refreshHint,
+                                          maxAge: success.maxAge, expires: success.expires)
+                let scheduled = scheduler.afterSuccess(history, now: success.date, random: Double.random(in: 0..<1))
+                next = scheduled.next
+                try connection.recordSchedule(feed, ScheduleRecord(
+                    interval: scheduled.interval, reason: scheduled.reason, writesHints: true, refreshHint: success.refreshHint,
+                    clearsRefreshHint: !success.notModified, maxAge: success.maxAge, expires: success.expires))
+            }
             let completion: FeedCompletion = success.notModified
                 ? .notModified(success, nextFetch: next)
                 : .updated(success, seen: copy.seen, new: copy.new, updated: copy.updated, nextFetch: next)
@@ -267,7 +282,17 @@ public final class StoreContext {
             } else {
                 failures = 1
             }
-            let next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: failures)))
+            var next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: failures)))
+            if let adaptive = configuration.adaptiveSchedule {
+                // Doubling from the schedule's backoff up to its maximum interval: a feed that keeps failing is polled
+                // at the maximum, never dropped.
+                let scheduled = FetchScheduler(configuration: adaptive).afterFailure(
+                    failures: failures, retryAfter: failure.retryAfter, now: failure.date, random: Double.random(in: 0..<1))
+                next = scheduled.next
+                try connection.recordSchedule(feed, ScheduleRecord(
+                    interval: scheduled.interval, reason: scheduled.reason, writesHints: false, refreshHint: nil,
+                    clearsRefreshHint: false, maxAge: nil, expires: nil))
+            }
             try connection.complete(feed, .failed(failure, failures: failures, nextFetch: next), releasing: session.lease)
             sessions[feed] = copy
             return results
@@ -353,6 +378,8 @@ public final class StoreContext {
         let lease: FeedLease?
         /// When the feed was begun.
         let started: Date
+        /// The feed's stored refresh period, for a 304 (which has no body to read one from).
+        var refreshHint: TimeInterval?
         /// The switch to link keys, to be written with the next batch.
         var keyModeChanged = false
         /// Committed rows to re-key with the next batch: (identifier key, link key, its source).

@@ -33,6 +33,24 @@ package enum FeedCompletion {
     case failed(FeedFailure, failures: Int, nextFetch: Date)
 }
 
+/// What the adaptive schedule writes beside `next_fetch`.
+package struct ScheduleRecord {
+    /// The interval before jitter, in seconds.
+    package var interval: TimeInterval
+    /// What decided it.
+    package var reason: ScheduleReason
+    /// Whether the hints below are written (a success); a failure leaves the stored hints alone.
+    package var writesHints: Bool
+    /// The feed's refresh period; `nil` keeps the stored one (a 304 has no body to read it from).
+    package var refreshHint: TimeInterval?
+    /// Whether a missing ``refreshHint`` clears the stored one (a fetch with content that gave none).
+    package var clearsRefreshHint: Bool
+    /// `Cache-Control: max-age`, seconds.
+    package var maxAge: TimeInterval?
+    /// `Expires`.
+    package var expires: Date?
+}
+
 /// One connection of an engine, used by one thread only (its ``StoreContext``'s). Not `Sendable`.
 ///
 /// Writes happen inside ``begin()`` … ``commit()``; the context rolls back on any error. The article column mapping
@@ -86,6 +104,10 @@ package protocol StoreConnection: AnyObject {
     func addArticleCount(_ feed: FeedID, _ delta: Int64) throws(StoreError)
     /// Writes how the fetch ended into the feed's row, ending `lease` when one is given.
     func complete(_ feed: FeedID, _ completion: FeedCompletion, releasing lease: FeedLease?) throws(StoreError)
+    /// The publication (else update) dates of the feed's newest `limit` dated articles, newest first.
+    func recentEntryDates(_ feed: FeedID, limit: Int) throws(StoreError) -> [Date]
+    /// Records the adaptive schedule's interval and reason, and the fetch's hints (inside the completion's transaction).
+    func recordSchedule(_ feed: FeedID, _ record: ScheduleRecord) throws(StoreError)
 
     // Reading
     /// The articles of `query`, newest first, one at a time.

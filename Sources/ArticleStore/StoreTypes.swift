@@ -1,4 +1,5 @@
 import Foundation
+import Scheduling
 import Syndication
 
 /// Identifies a feed in one store; a plain value that may cross threads.
@@ -76,6 +77,11 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// once among them. Default zero (due again at once); `feedingest FEEDS` records 5 minutes unless `--interval`
     /// says otherwise. See ``FetchSchedule``.
     public var fetchInterval: Duration = .zero
+    /// The adaptive schedule (`feedingest watch`): when set, each completion computes the feed's interval and next
+    /// fetch with ``FetchScheduler`` from its recent entries' dates and the fetch's hints (success), or its consecutive
+    /// failures and `Retry-After` (failure), and records the interval and its reason with the next fetch; this replaces
+    /// ``fetchInterval`` and the failure backoff above. `nil` (the default) keeps the fixed rules.
+    public var adaptiveSchedule: ScheduleConfiguration?
 
     /// The defaults.
     public init() {}
@@ -136,6 +142,13 @@ public struct FeedSuccess: Sendable, Hashable {
     public var nextFetch: Date?
     /// When the fetch finished.
     public var date: Date
+    /// The feed's own refresh period in seconds (RSS `ttl`, `sy:updatePeriod` / `sy:updateFrequency`; the longer),
+    /// from `metadata`; `nil` when it gave none (a 304 keeps the stored one). Read by the adaptive schedule.
+    public var refreshHint: TimeInterval?
+    /// The response's `Cache-Control: max-age`, in seconds. Read by the adaptive schedule.
+    public var maxAge: TimeInterval?
+    /// The response's `Expires`. Read by the adaptive schedule.
+    public var expires: Date?
 
     /// Creates a success; `metadata` supplies the title and home page.
     public init(validators: FeedValidators = FeedValidators(), notModified: Bool = false, currentURL: String? = nil,
@@ -147,8 +160,12 @@ public struct FeedSuccess: Sendable, Hashable {
         self.homeLink = metadata?.link
         self.nextFetch = nextFetch
         self.date = date
+        self.refreshHint = metadata?.refreshInterval
     }
 }
+
+/// What decided a feed's interval, as the store records it (``FeedStatus/scheduleReason``).
+public typealias ScheduleReason = ScheduledFetch.Reason
 
 /// What a failed fetch tells the store; validators are never touched.
 public struct FeedFailure: Sendable, Hashable {
@@ -267,6 +284,24 @@ public struct FeedStatus: Sendable, Hashable {
     public var leaseUntil: Date?
     /// How many times the feed was claimed (``FeedLease/epoch``).
     public var leaseEpoch: Int64 = 0
+    /// The interval the last completion recorded under the adaptive schedule, in seconds before jitter; `nil` before
+    /// one (the fixed rules record none).
+    public var interval: TimeInterval?
+    /// What decided ``interval``: the publishing gap, no history, a feed hint, `Retry-After` or failure backoff.
+    public var scheduleReason: ScheduleReason?
+    /// The feed's own refresh period from its last fetch with content (`ttl`, `sy:`), in seconds.
+    public var refreshHint: TimeInterval?
+    /// The last response's `Cache-Control: max-age`, in seconds.
+    public var maxAge: TimeInterval?
+    /// The last response's `Expires`.
+    public var expires: Date?
+
+    /// Failures in a row from which a feed counts as failing (``isFailing``): it is then polled at the backoff's
+    /// longest interval and never dropped.
+    public static let failingAfter = 3
+
+    /// Whether the feed keeps failing: at least ``failingAfter`` failures in a row.
+    public var isFailing: Bool { consecutiveFailures >= Self.failingAfter }
 
     /// The row as an engine read it.
     package init(id: FeedID, url: String, title: String?, homeLink: String?, currentURL: String?, validators: FeedValidators,

@@ -64,22 +64,25 @@ public final class FileWatcher: Sendable {
         let name = watchedName
         let thread = Thread { [descriptor, stopPipe, done, debounce] in
             defer { done.signal() }
-            var pending = false
+            // When the pending change is reported: the debounce after the last event about the file. Events about
+            // other files of the directory (a database's journal, a log) do not move it, however often they come.
+            var reportAt: ContinuousClock.Instant?
             var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            let (seconds, attoseconds) = debounce.components
-            let debounceMilliseconds = Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
             while true {
-                // While a change is pending, wait only for the debounce: quiet that long means the burst is over.
-                let ready = poll(&descriptors, 2, pending ? max(debounceMilliseconds, 1) : -1)
+                var timeout: Int32 = -1
+                if let reportAt {
+                    let (seconds, attoseconds) = (reportAt - ContinuousClock.now).components
+                    timeout = Int32(clamping: max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                }
+                let ready = poll(&descriptors, 2, timeout)
                 if ready < 0 && errno == EINTR { continue }
                 if ready < 0 || descriptors[1].revents != 0 { return }
-                if ready == 0 {
-                    pending = false
+                if ready > 0, Self.readEvents(descriptor, concerning: name) { reportAt = ContinuousClock.now + debounce }
+                if let due = reportAt, ContinuousClock.now >= due {
+                    reportAt = nil
                     onChange()
-                    continue
                 }
-                if Self.readEvents(descriptor, concerning: name) { pending = true }
             }
         }
         thread.name = "feedingest.watch-list"

@@ -70,6 +70,8 @@ public final class IngestPipeline: Sendable {
     private let observers = Mutex<[any IngestObserver]>([])
     /// Set by ``cancel()``; reset when a run starts.
     private let cancelled = Atomic<Bool>(false)
+    /// Set by ``stopStarting()``; never reset (a pipeline stopped gently starts nothing more).
+    private let draining = Atomic<Bool>(false)
     /// The running run's shared state, for ``cancel()``.
     private let current = Mutex<RunSchedule?>(nil)
 
@@ -127,6 +129,7 @@ public final class IngestPipeline: Sendable {
         leasing?.startRenewing(state)
         current.withLock { $0 = state }
         if isCancelled { state.cancelTransfers() }  // cancelled while planning: claim nothing
+        if isStopping { state.stopStarting() }
         let group = DispatchGroup()
         for number in 0..<workers where !entries.isEmpty {
             group.enter()
@@ -134,7 +137,7 @@ public final class IngestPipeline: Sendable {
                 defer { group.leave() }
                 let worker = Worker(pipeline: self, number: number, emit: emit)
                 defer { worker.stop() }
-                while !isCancelled, let claim = state.next() {
+                while !isCancelled, !isStopping, let claim = state.next() {
                     switch claim {
                     case .wait:
                         Thread.sleep(forTimeInterval: 0.05)
@@ -217,6 +220,19 @@ public final class IngestPipeline: Sendable {
         cancelled.store(true, ordering: .sequentiallyConsistent)
         current.withLock { $0 }?.cancelTransfers()
     }
+
+    /// Stops the running run gently, from any thread: no further feed starts (transfers started ahead for feeds no
+    /// worker took are cancelled and their leases released), while the feeds workers hold go on to their end and are
+    /// committed as usual; ``run(_:)`` returns once they are done. Feeds never started end as ``FeedResult/cancelled``.
+    /// Call ``cancel()`` afterwards to abort what is still running (a grace period ran out). It lasts: called before a
+    /// run starts, that run and later ones start no feed.
+    public func stopStarting() {
+        draining.store(true, ordering: .sequentiallyConsistent)
+        current.withLock { $0 }?.stopStarting()
+    }
+
+    /// Whether ``stopStarting()`` was called.
+    public var isStopping: Bool { draining.load(ordering: .sequentiallyConsistent) }
 
     /// Whether ``cancel()`` was called during the current run.
     public var isCancelled: Bool { cancelled.load(ordering: .sequentiallyConsistent) }

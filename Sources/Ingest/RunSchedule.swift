@@ -63,6 +63,8 @@ final class RunSchedule: Sendable {
         var elsewhere: [Int] = []
         /// Feeds whose claim failed, with the error, to report.
         var failures: [(Int, StoreError)] = []
+        /// Set by ``stopStarting()``: no further feed is handed out, those in progress finish.
+        var draining = false
     }
 
     private let plans: [Plan]
@@ -104,7 +106,7 @@ final class RunSchedule: Sendable {
             return claim().map { .feed($0.0, $0.1, nil) }
         }
         return schedule.withLock { state -> Claim? in
-            guard state.next != Int.max else { return nil }
+            guard state.next != Int.max, !state.draining else { return nil }
             if let (index, error) = state.failures.popLast() { return .failed(index, error) }
             if !state.direct.isEmpty { return .feed(state.direct.removeFirst(), nil, nil) }
             if !state.elsewhere.isEmpty { return .elsewhere(state.elsewhere.removeFirst()) }
@@ -229,7 +231,7 @@ final class RunSchedule: Sendable {
     /// `nil` when every feed is claimed or the run was cancelled.
     func claim() -> (Int, FetchTransfer?)? {
         schedule.withLock { state -> (Int, FetchTransfer?)? in
-            guard state.next < plans.count else { return nil }
+            guard state.next < plans.count, !state.draining else { return nil }
             let index = state.next
             state.next += 1
             var transfer = state.transfers[index]
@@ -254,6 +256,21 @@ final class RunSchedule: Sendable {
 
     /// Each feed's result, by list index; `nil` for feeds never claimed.
     var results: [FeedResult?] { schedule.withLock { $0.results } }
+
+    /// Hands out no further feed (feeds a worker holds go on to their end) and cancels the transfers started ahead for
+    /// feeds no worker took: the first step of a graceful stop. Their leases are released when the run ends.
+    func stopStarting() {
+        let abandoned = schedule.withLock { state -> [FetchTransfer] in
+            state.draining = true
+            let waiting = leasing != nil ? Set(state.ready) : Set(state.transfers.keys.filter { $0 >= state.next })
+            var stopped: [FetchTransfer] = []
+            for index in waiting {
+                if let transfer = state.transfers.removeValue(forKey: index) { stopped.append(transfer) }
+            }
+            return stopped
+        }
+        for transfer in abandoned { transfer.cancel() }
+    }
 
     /// Cancels every transfer started and not yet finished, and claims nothing more.
     func cancelTransfers() {

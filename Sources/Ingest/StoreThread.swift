@@ -220,3 +220,42 @@ private final class Reply<T: Sendable>: Sendable {
         return result.withLock { $0! }
     }
 }
+
+/// A thread that owns one store context and runs operations on it, in order, for work outside a run (a service's
+/// reads and list updates between runs): the context is made on that thread, used and dropped there; only `Sendable`
+/// values cross.
+public final class StoreAccess: Sendable {
+    private let thread: StoreThread
+    private let location: String
+    /// Whether ``stop()`` ended the thread; held while an operation runs, so none is left waiting on a thread that ended.
+    private let stopped = Mutex(false)
+
+    /// Starts the thread (named `name`) and makes its context.
+    ///
+    /// - Throws: the error of `Store.makeContext()`.
+    public init(store: Store, name: String) throws(StoreError) {
+        thread = try StoreThread.start(store: store, name: name, emit: { _ in })
+        location = store.path
+    }
+
+    /// Runs `body` with the context on the thread, after every operation submitted before, and returns its result.
+    ///
+    /// - Throws: `body`'s error, or ``StoreError/Kind/unreachable`` after ``stop()``.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (StoreContext) throws(StoreError) -> T) throws(StoreError) -> T {
+        try stopped.withLock { stopped throws(StoreError) -> T in
+            guard !stopped else {
+                throw StoreError(kind: .unreachable, message: "the store's thread has ended", path: location, operation: "use the store")
+            }
+            return try thread.perform(body)
+        }
+    }
+
+    /// Ends the thread, dropping its context, after the operations under way. Idempotent.
+    public func stop() {
+        stopped.withLock { stopped in
+            guard !stopped else { return }
+            thread.stop()
+            stopped = true
+        }
+    }
+}

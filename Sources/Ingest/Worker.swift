@@ -95,22 +95,28 @@ final class Worker {
         do {
             switch fetched.outcome {
             case .ok:
-                let success = FeedSuccess(
+                var success = FeedSuccess(
                     validators: FeedValidators(etag: fetched.response?.entityTag, lastModified: fetched.response?.lastModified,
                                                bodyHash: fetched.bodySHA256?.hex),
                     currentURL: fetched.isPermanentlyRedirected ? fetched.finalURL?.absoluteString : nil,
                     metadata: consumer.feed.parser?.summary.metadata)
+                success.maxAge = fetched.response?.maxAge.map(TimeInterval.init)
+                success.expires = fetched.response?.expires
+                let finished = success
                 let summary = try storeThread.perform { context throws(StoreError) in
                     if let error = session.error { throw error }  // a batch was not stored: the feed is incomplete
-                    return try context.finishFeed(session.feed, success)
+                    return try context.finishFeed(session.feed, finished)
                 }
                 report(summary.committed, entry)
                 return .ok(Self.counts(summary, bytes: fetched.bodyBytes))
             case .notModified:
                 let response = fetched.response
-                let success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
+                var success = FeedSuccess(validators: FeedValidators(etag: response?.entityTag, lastModified: response?.lastModified),
                                           notModified: true)
-                _ = try storeThread.perform { context throws(StoreError) in try context.finishFeed(session.feed, success) }
+                success.maxAge = response?.maxAge.map(TimeInterval.init)
+                success.expires = response?.expires
+                let finished = success
+                _ = try storeThread.perform { context throws(StoreError) in try context.finishFeed(session.feed, finished) }
                 return .notModified
             case .failed(let error):
                 let failure = consumer.failure(of: fetched) ?? IngestError(error)

@@ -454,6 +454,14 @@ final class PGResult {
         return PGTime.date(microseconds: Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
     }
 
+    /// The value of a binary `float8` column.
+    func double(_ row: Int, _ column: Int) -> Double? {
+        guard !isNull(row, column) else { return nil }
+        let value = bytes(row, column)
+        guard isBinary(column), value.count == 8, type(column) == .float8 else { return text(row, column).flatMap(Double.init) }
+        return Double(bitPattern: UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+    }
+
     /// The value as seconds since 1970 (a `timestamptz` column).
     func seconds(_ row: Int, _ column: Int) -> Double? {
         date(row, column)?.timeIntervalSince1970

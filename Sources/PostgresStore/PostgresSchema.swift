@@ -14,7 +14,17 @@
 /// holds its hash and digest, not the key).
 enum PostgresSchema {
     /// The migrations in order; the schema's version is their count.
-    static let migrations = [version1, version2]
+    static let migrations = [version1, version2, version3]
+
+    /// Version 3: the adaptive schedule of `feedingest watch` (see SQLite's version 6): the interval the last
+    /// completion recorded and why, and the last fetch's hints (the feed's refresh period, `max-age`, `Expires`).
+    static let version3 = """
+        ALTER TABLE feeds ADD COLUMN fetch_interval double precision;
+        ALTER TABLE feeds ADD COLUMN schedule_reason text;
+        ALTER TABLE feeds ADD COLUMN refresh_hint double precision;
+        ALTER TABLE feeds ADD COLUMN max_age double precision;
+        ALTER TABLE feeds ADD COLUMN expires timestamptz;
+        """
 
     /// The version this feedingest writes.
     static var version: Int { migrations.count }

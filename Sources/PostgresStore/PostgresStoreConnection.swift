@@ -195,6 +195,27 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
+    func recentEntryDates(_ feed: FeedID, limit: Int) throws(StoreError) -> [Date] {
+        let result = try run(SQL.recentEntryDates) { p in
+            p.append(feed.rawValue)
+            p.append(limit)
+        }
+        return (0..<result.rows).compactMap { result.date($0, 0) }
+    }
+
+    func recordSchedule(_ feed: FeedID, _ record: ScheduleRecord) throws(StoreError) {
+        try run(SQL.recordSchedule) { p in
+            p.append(feed.rawValue)
+            p.append(record.interval)
+            p.append(record.writesHints)
+            p.append(record.refreshHint)
+            p.append(record.clearsRefreshHint)
+            p.append(record.maxAge)
+            p.append(record.expires)
+            p.append(record.reason.rawValue)
+        }
+    }
+
     private static func bindSuccess(_ p: inout PGParameters, _ feed: FeedID, _ success: FeedSuccess, next: Date?, release: Bool) {
         p.append(feed.rawValue)
         p.append(success.validators.etag)
@@ -324,7 +345,7 @@ final class PostgresStoreConnection: StoreConnection {
     }
 
     private static func feedStatus(_ result: PGResult, _ row: Int) -> FeedStatus {
-        FeedStatus(
+        var status = FeedStatus(
             id: FeedID(rawValue: result.int64(row, 0) ?? 0), url: result.text(row, 1) ?? "", title: result.text(row, 2),
             homeLink: result.text(row, 3), currentURL: result.text(row, 4),
             validators: FeedValidators(etag: result.text(row, 5), lastModified: result.text(row, 6), bodyHash: result.text(row, 7)),
@@ -337,6 +358,12 @@ final class PostgresStoreConnection: StoreConnection {
             tags: result.text(row, 19).map { $0.split(separator: "\u{1F}").map(String.init) } ?? [],
             isRateLimited: result.bool(row, 20) ?? false, errorKind: result.text(row, 21), host: result.text(row, 22),
             leaseOwner: result.text(row, 23), leaseUntil: result.date(row, 24), leaseEpoch: result.int64(row, 25) ?? 0)
+        status.interval = result.double(row, 26)
+        status.scheduleReason = result.text(row, 27).flatMap(ScheduleReason.init(rawValue:))
+        status.refreshHint = result.double(row, 28)
+        status.maxAge = result.double(row, 29)
+        status.expires = result.date(row, 30)
+        return status
     }
 
     // MARK: Claims
@@ -427,8 +454,20 @@ enum SQL {
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
-        tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch
+        tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch, fetch_interval, schedule_reason,
+        refresh_hint, max_age, expires
         """
+    static let recentEntryDates = statement("recent_entry_dates", [.int8, .int8], """
+        SELECT coalesce(published, updated) FROM articles
+        WHERE feed_id = $1 AND coalesce(published, updated) IS NOT NULL ORDER BY sort_date DESC LIMIT $2
+        """)
+    /// The adaptive schedule's record; hints only when $3 (a success), the refresh hint kept when $4 is NULL and not $5.
+    static let recordSchedule = statement("record_schedule", [.int8, .float8, .bool, .float8, .bool, .float8, .timestamptz, .text], """
+        UPDATE feeds SET fetch_interval = $2, schedule_reason = $8,
+            refresh_hint = CASE WHEN NOT $3 THEN refresh_hint WHEN $4 IS NULL AND NOT $5 THEN refresh_hint ELSE $4 END,
+            max_age = CASE WHEN $3 THEN $6 ELSE max_age END, expires = CASE WHEN $3 THEN $7 ELSE expires END
+        WHERE id = $1
+        """)
     static let feedByID = statement("feed_by_id", [.int8], "SELECT \(feedColumns) FROM feeds WHERE id = $1")
     static let allFeeds = statement("all_feeds", [], "SELECT \(feedColumns) FROM feeds ORDER BY url")
     static let feedsByIDs = statement("feeds_by_ids", [.int8Array], "SELECT \(feedColumns) FROM feeds WHERE id = ANY ($1::bigint[])")

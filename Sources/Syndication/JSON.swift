@@ -94,6 +94,15 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: Array(String(value).utf8))
     }
 
+    /// Writes a finite number with at most three decimals (`nan` and infinities as `null`).
+    public mutating func number(_ value: Double) {
+        beforeValue()
+        guard value.isFinite else { return bytes.append(contentsOf: Array("null".utf8)) }
+        let rounded = (value * 1000).rounded() / 1000
+        let text = rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
+        bytes.append(contentsOf: Array(text.utf8))
+    }
+
     /// Writes a boolean value.
     public mutating func bool(_ value: Bool) {
         beforeValue()
@@ -118,6 +127,13 @@ public struct JSONWriter: Sendable {
         guard let value else { return }
         self.key(key)
         number(Int64(value))
+    }
+
+    /// Writes `"key": number` when the value exists.
+    public mutating func field(_ key: StaticString, _ value: Double?) {
+        guard let value else { return }
+        self.key(key)
+        number(value)
     }
 
     /// Writes `"key": "RFC 3339 date"` when the date exists.

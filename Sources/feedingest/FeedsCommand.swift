@@ -16,9 +16,13 @@ enum FeedsCommand {
         one JSON object a feed instead (Schemas/feed.schema.json), with the full validators and RFC 3339 dates.
 
         Table columns: STATUS is the last outcome (updated, not-modified, failed, or unfetched before the first
-        fetch ended; rate-limited when the server last answered 429, which is not a failure); FAILS the failures in a row; NEXT FETCH the earliest time ingest fetches the feed again
-        without --force ("now" when it may); VALIDATORS which of ETag and Last-Modified the next conditional GET
-        sends; then the feed, its title in quotes, and "error: ..." after a failure.
+        fetch ended; rate-limited when the server last answered 429, which is not a failure; failing after 3 or more
+        failures in a row: such a feed is polled at the longest interval, never dropped); FAILS the failures in a row;
+        NEXT FETCH the earliest time ingest or watch fetches the feed again without --force ("now" when it may);
+        INTERVAL the interval 'feedingest watch' last computed for it ("-" before one) and why: gap (its entries'
+        publishing gap), default (too few dated entries), hint (ttl, sy:updatePeriod, max-age or Expires),
+        retry-after or backoff (after failures); VALIDATORS which of ETag and Last-Modified the next conditional
+        GET sends; then the feed, its title in quotes, and "error: ..." after a failure.
 
         Options:
           --json         one JSON object a line instead of the table
@@ -62,7 +66,21 @@ enum FeedsCommand {
 
     /// The feed's last outcome as the table and the JSON name it.
     static func status(of feed: FeedStatus) -> String {
-        feed.isRateLimited ? "rate-limited" : feed.outcome?.rawValue ?? "unfetched"
+        if feed.isRateLimited { return "rate-limited" }
+        if feed.outcome == .failed, feed.isFailing { return "failing" }
+        return feed.outcome?.rawValue ?? "unfetched"
+    }
+
+    /// An interval for people: `45s`, `12m`, `2.5h`, `3d`.
+    static func duration(_ seconds: TimeInterval) -> String {
+        func trimmed(_ value: Double) -> String {
+            let text = String(format: "%.1f", value)
+            return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+        }
+        if seconds < 60 { return trimmed(seconds) + "s" }
+        if seconds < 3_600 { return trimmed(seconds / 60) + "m" }
+        if seconds < 86_400 { return trimmed(seconds / 3_600) + "h" }
+        return trimmed(seconds / 86_400) + "d"
     }
 
     /// One feed as a JSON object (`Schemas/feed.schema.json`).
@@ -79,6 +97,8 @@ enum FeedsCommand {
         json.field("lastFetch", feed.lastAttempt)
         json.field("lastSuccess", feed.lastSuccess)
         json.field("nextFetch", feed.nextFetch)
+        json.field("interval", feed.interval)
+        json.field("scheduleReason", feed.scheduleReason?.rawValue)
         json.field("etag", feed.validators.etag)
         json.field("lastModified", feed.validators.lastModified)
         json.field("articles", feed.articleCount)
@@ -92,7 +112,7 @@ enum FeedsCommand {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = .current
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        var rows = [["STATUS", "FAILS", "ARTICLES", "LAST FETCH", "NEXT FETCH", "VALIDATORS", "FEED"]]
+        var rows = [["STATUS", "FAILS", "ARTICLES", "LAST FETCH", "NEXT FETCH", "INTERVAL", "VALIDATORS", "FEED"]]
         for feed in feeds {
             let validators = [feed.validators.etag.map { _ in "etag" }, feed.validators.lastModified.map { _ in "last-modified" }]
                 .compactMap { $0 }.joined(separator: "+")
@@ -103,6 +123,7 @@ enum FeedsCommand {
                 status(of: feed), String(feed.consecutiveFailures), String(feed.articleCount),
                 feed.lastAttempt.map(formatter.string(from:)) ?? "-",
                 feed.nextFetch.flatMap { $0 > now ? formatter.string(from: $0) : nil } ?? "now",
+                feed.interval.map { duration($0) + (feed.scheduleReason.map { " (\($0.rawValue))" } ?? "") } ?? "-",
                 validators.isEmpty ? "-" : validators, name,
             ])
         }

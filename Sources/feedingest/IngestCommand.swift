@@ -108,26 +108,10 @@ enum IngestCommand {
             }
             configuration.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
         }
-        var fetch = FetchConfiguration()
-        if let text = parsed.options["--timeout"] {
-            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                return Command.usageError(.init(message: "--timeout needs a number of seconds above 0, not '\(text)'", hint: nil))
-            }
-            fetch.totalTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
-            if fetch.connectTimeout > fetch.totalTimeout { fetch.connectTimeout = fetch.totalTimeout }
-        }
-        if let text = parsed.options["--max-bytes"] {
-            guard let bytes = Int64(text), bytes > 0 else {
-                return Command.usageError(.init(message: "--max-bytes needs a number of bytes above 0, not '\(text)'", hint: nil))
-            }
-            fetch.maximumBodyBytes = bytes
-            fetch.maximumDecodedBytes = max(bytes, fetch.maximumDecodedBytes)
-        }
-        if let agent = parsed.options["--user-agent"] {
-            guard !agent.isEmpty, !agent.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                return Command.usageError(.init(message: "--user-agent needs a one-line value", hint: nil))
-            }
-            fetch.userAgent = agent
+        var fetch: FetchConfiguration
+        switch fetchConfiguration(parsed) {
+        case .failure(let error): return Command.usageError(error)
+        case .success(let configuration): fetch = configuration
         }
 
         let list: FeedList
@@ -189,6 +173,32 @@ enum IngestCommand {
             }
         }
         return status
+    }
+
+    /// The fetch options every fetching command shares: `--timeout`, `--max-bytes`, `--user-agent`.
+    static func fetchConfiguration(_ parsed: Arguments) -> Result<FetchConfiguration, Arguments.UsageError> {
+        var fetch = FetchConfiguration()
+        if let text = parsed.options["--timeout"] {
+            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                return .failure(.init(message: "--timeout needs a number of seconds above 0, not '\(text)'", hint: nil))
+            }
+            fetch.totalTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+            if fetch.connectTimeout > fetch.totalTimeout { fetch.connectTimeout = fetch.totalTimeout }
+        }
+        if let text = parsed.options["--max-bytes"] {
+            guard let bytes = Int64(text), bytes > 0 else {
+                return .failure(.init(message: "--max-bytes needs a number of bytes above 0, not '\(text)'", hint: nil))
+            }
+            fetch.maximumBodyBytes = bytes
+            fetch.maximumDecodedBytes = max(bytes, fetch.maximumDecodedBytes)
+        }
+        if let agent = parsed.options["--user-agent"] {
+            guard !agent.isEmpty, !agent.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                return .failure(.init(message: "--user-agent needs a one-line value", hint: nil))
+            }
+            fetch.userAgent = agent
+        }
+        return .success(fetch)
     }
 
     /// Seconds of a duration: `90`, `90s`, `15m`, `1.5h`, `1d`.

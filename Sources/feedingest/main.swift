@@ -9,6 +9,7 @@ enum Command {
 
         Usage:
           feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON
+          feedingest watch FEEDS [options]      run as a service: each feed fetched when due, the list watched
           feedingest parse [options] FILE|URL... articles of feeds as NDJSON (no store)
           feedingest articles [options]         stored articles as NDJSON, newest first (offline)
           feedingest feeds [--json]             each stored feed's status, failures and next fetch (offline)
@@ -70,6 +71,8 @@ enum Command {
             return ParseCommand.run(Array(arguments.dropFirst()))
         case "ingest":
             return IngestCommand.run(Array(arguments.dropFirst()))
+        case "watch":
+            return WatchCommand.run(Array(arguments.dropFirst()))
         case "articles":
             return ArticlesCommand.run(Array(arguments.dropFirst()))
         case "feeds":
@@ -93,7 +96,7 @@ enum Command {
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.
-            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "articles", "feeds", "export-opml", "help"]) {
+            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
             return IngestCommand.run(arguments)

@@ -1,0 +1,528 @@
+import ArticleStore
+import Fetch
+import FileWatch
+import Foundation
+import Ingest
+import PostgresStore
+import Scheduling
+import Synchronization
+import SystemdNotify
+import Watch
+
+/// `feedingest watch FEEDS [options]`: the service form of ingest: each feed fetched when it is due, for as long as it
+/// runs.
+enum WatchCommand {
+    static let help = """
+        Usage: feedingest watch FEEDS [options]
+
+        Runs until stopped, fetching each feed of FEEDS when it is due and printing each new or updated article on
+        stdout as one JSON line (as ingest does) as soon as its batch is committed. Each feed gets its own interval
+        from how often it publishes, within --min-interval and --max-interval; the next fetch is stored, so a restart
+        keeps the schedule. FEEDS is watched: lines added are fetched at once, lines removed are no longer fetched
+        (their articles stay), changed tags are stored, a bad line is reported with its number; SIGHUP reloads too.
+
+        The interval: the gap between the feed's recent entries (weighted toward the newest, and counting the time
+        since its last entry) times 0.5, clamped to [--min-interval, --max-interval]; the feed's own hints (RSS ttl,
+        sy:updatePeriod, Cache-Control max-age, Expires) raise it, up to the maximum; ±15% jitter. After failures it
+        backs off, doubling up to --max-interval (a feed that keeps failing is polled at the maximum, never
+        dropped); a Retry-After is honoured. 'feedingest feeds' shows each feed's interval and next fetch.
+
+        Options:
+          --store STORE         an SQLite file or a PostgreSQL URI (as for ingest); several watch processes on several
+                                hosts may share one PostgreSQL store: each feed is fetched by one of them, once per interval
+          --min-interval D      the shortest interval (default 5m; 0 allowed). D is seconds, or a number with s, m, h or d
+          --max-interval D      the longest interval, also that of failing feeds (default 24h)
+          --grace D             on SIGTERM or SIGINT, how long feeds in flight may finish (default 10s)
+          --metrics-file PATH   write Prometheus metrics (text format) to PATH every 5 seconds, atomically
+          --jobs N              feeds parsed and stored at once per batch (default 8)
+          --timeout SEC         give up on a feed's transfer after SEC seconds (default 60)
+          --lease D             how long a claim on a feed lasts without renewal (default twice --timeout)
+          --max-bytes N         refuse a feed whose body is larger than N bytes (default 64 MiB)
+          --user-agent S        the User-Agent header
+          -q, --quiet           print nothing on stderr but errors
+          -h, --help            show this help
+
+        Network: on Linux the routing table is watched (netlink). With no default route, or when transfers to several
+        hosts all failed for want of a network, remote feeds pause (no transfers, no failures counted; one line on
+        stderr); loopback and local-file feeds keep running. When a route returns they resume within seconds, the
+        overdue ones in due order, spread out. A machine that slept counts as a network change.
+
+        Lifecycle: the first SIGTERM or SIGINT stops claiming feeds, lets feeds in flight finish for --grace, commits
+        what is complete and exits 0; a second exits at once (143 or 130), the store still consistent. Under systemd
+        (Type=notify) it sends READY=1 once running, STATUS= lines, WATCHDOG=1 when WatchdogSec is set, and
+        STOPPING=1; see contrib/feedingest-watch.service.
+
+        stderr: on a terminal a status line (feeds, due in the next minute, in flight, online or paused, articles
+        today); otherwise one line per failed feed, pause and resume.
+
+        Metrics (--metrics-file): feedingest_fetches_total{outcome}, feedingest_articles_total{change},
+        feedingest_bytes_total, feedingest_failures_total (counters); feedingest_feeds, feedingest_in_flight,
+        feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges).
+
+        Exit status: 0 after a signal's graceful stop; 2 for usage errors, an unreadable list or an unusable store;
+        130/143 after a second signal.
+
+        Examples:
+          feedingest watch feeds.txt --store ~/news.sqlite | jq -r .title
+          feedingest watch subscriptions.opml --store postgresql:///news --min-interval 15m --metrics-file /var/lib/node_exporter/feedingest.prom
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        switch Command.invocation(arguments, flags: ["--quiet", "-q"],
+                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--lease",
+                                            "--min-interval", "--max-interval", "--grace", "--metrics-file"],
+                                  command: "watch", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
+        }
+        guard parsed.positional.count == 1, let listPath = parsed.positional.first else {
+            return Command.usageError(.init(message: parsed.positional.isEmpty ? "watch needs a feed list FEEDS"
+                                                : "watch takes one feed list, got \(parsed.positional.count)",
+                                            hint: "see 'feedingest watch --help'"))
+        }
+        if listPath == "-" {
+            return Command.usageError(.init(message: "watch needs a feed list file to watch, not stdin", hint: nil))
+        }
+        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
+
+        var configuration = WatchConfiguration()
+        func duration(_ option: String, atLeast minimum: Double = 0) -> Result<Double?, Arguments.UsageError> {
+            guard let text = parsed.options[option] else { return .success(nil) }
+            guard let seconds = IngestCommand.seconds(text), seconds >= minimum, seconds <= 366 * 86_400 else {
+                return .failure(.init(message: "\(option) needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
+            }
+            return .success(seconds)
+        }
+        var values: [String: Double] = [:]
+        for option in ["--min-interval", "--max-interval", "--grace"] {
+            switch duration(option) {
+            case .failure(let error): return Command.usageError(error)
+            case .success(let value): values[option] = value
+            }
+        }
+        if let minimum = values["--min-interval"] ?? nil { configuration.schedule.minimumInterval = minimum }
+        if let maximum = values["--max-interval"] ?? nil { configuration.schedule.maximumInterval = maximum }
+        if configuration.schedule.minimumInterval > configuration.schedule.maximumInterval {
+            if values["--max-interval"] == nil {
+                configuration.schedule.maximumInterval = configuration.schedule.minimumInterval
+            } else {
+                return Command.usageError(.init(message: "--min-interval is above --max-interval", hint: nil))
+            }
+        }
+        // The first wait after a failure: the minimum interval, at least 1 s and at most 5 min (then doubling).
+        configuration.schedule.failureBackoff = min(max(configuration.schedule.minimumInterval, 1), 300)
+        if let grace = values["--grace"] ?? nil { configuration.grace = .milliseconds(Int64((grace * 1000).rounded())) }
+        if let jobs = parsed.options["--jobs"] {
+            guard let count = Int(jobs), (1...256).contains(count) else {
+                return Command.usageError(.init(message: "--jobs needs a number from 1 to 256, not '\(jobs)'", hint: nil))
+            }
+            configuration.ingest.jobs = count
+        }
+        if let text = parsed.options["--lease"] {
+            guard let seconds = IngestCommand.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
+                return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
+            }
+            configuration.ingest.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        var fetch: FetchConfiguration
+        switch IngestCommand.fetchConfiguration(parsed) {
+        case .failure(let error): return Command.usageError(error)
+        case .success(let value): fetch = value
+        }
+        let metricsPath = parsed.options["--metrics-file"]
+
+        let listName = listPath
+        let list: FeedList
+        do {
+            list = try FeedList.load(path: listPath)
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the feed list \(listPath): \(error.localizedDescription)\n")
+            return 2
+        }
+
+        var storeConfiguration = StoreConfiguration()
+        storeConfiguration.adaptiveSchedule = configuration.schedule
+        let store: Store
+        let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: true)
+        do {
+            store = try Store.open(path, configuration: storeConfiguration)
+        } catch {
+            var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
+            if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
+            StandardStreams.error.write(line + "\n")
+            return 2
+        }
+
+        fetch.computesBodyHash = false
+        fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers,
+                                               configuration.concurrentRuns * (configuration.ingest.jobs + configuration.ingest.transfersAhead))
+        let fetcher = Fetcher(configuration: fetch)
+        let isTerminal = isatty(2) == 1
+        let stats = WatchStats(isTerminal: isTerminal, quiet: quiet)
+        let service: WatchService
+        do {
+            service = try WatchService(store: store, fetcher: fetcher, configuration: configuration,
+                                       observers: [ArticleOutputObserver(printsAll: false), stats],
+                                       onEvent: { event in stats.report(event) })
+        } catch {
+            StandardStreams.error.write("feedingest: cannot use the store \(store.path): \(error)\n")
+            return 2
+        }
+        let reloader = ListReloader(path: listPath, name: listName, service: service, stats: stats, quiet: quiet)
+        do {
+            try reloader.apply(list, initial: true)
+        } catch {
+            StandardStreams.error.write("feedingest: cannot use the store \(store.path): \(error)\n")
+            return 2
+        }
+        let watcher: FileWatcher?
+        do {
+            watcher = try FileWatcher(path: listPath) { reloader.reload() }
+        } catch {
+            watcher = nil
+            if !quiet { StandardStreams.error.write("feedingest: not watching \(listPath) for changes (\(error)); SIGHUP reloads it\n") }
+        }
+        let notifier = ServiceNotifier()
+        let signals = WatchSignals(service: service, reloader: reloader, notifier: notifier, stats: stats, quiet: quiet)
+        let ticker = Ticker(service: service, stats: stats, notifier: notifier, metricsPath: metricsPath)
+        ticker.start()
+        _ = try? notifier.ready(status: ticker.statusText())
+        service.run()
+        ticker.stop()
+        watcher?.stop()
+        signals.stop()
+        fetcher.shutdown()
+        stats.clearLine()
+        if !quiet { StandardStreams.error.write("feedingest: stopped; " + stats.summary() + "\n") }
+        StandardStreams.output.flush()
+        StandardStreams.error.flush()
+        return 0
+    }
+}
+
+/// Reads the list again when it changes (inotify or SIGHUP) and hands it to the service; reports bad lines.
+final class ListReloader: Sendable {
+    let path: String
+    let name: String
+    let service: WatchService
+    let stats: WatchStats
+    let quiet: Bool
+    /// One reload at a time (inotify's thread and the signal queue may both ask).
+    private let lock = Mutex(())
+
+    init(path: String, name: String, service: WatchService, stats: WatchStats, quiet: Bool) {
+        self.path = path
+        self.name = name
+        self.service = service
+        self.stats = stats
+        self.quiet = quiet
+    }
+
+    func apply(_ list: FeedList, initial: Bool) throws(StoreError) {
+        if !quiet {
+            for problem in list.problems {
+                let text = problem.text.isEmpty ? "" : ": \(problem.text)"
+                stats.line("feedingest: \(name):\(problem.line): \(problem.message)\(text)")
+            }
+        }
+        stats.setListProblems(list.problems.count)
+        let change = try service.load(list)
+        if !initial, !quiet {
+            stats.line("feedingest: \(name) reloaded: \(StatusObserver.plural(change.feeds, "feed")) "
+                       + "(\(change.added) added, \(change.removed) removed)")
+        }
+    }
+
+    func reload() {
+        lock.withLock { _ in
+            let list: FeedList
+            do {
+                list = try FeedList.load(path: path)
+            } catch {
+                // Mid-save, or removed: keep the feeds as they are; the next change reloads.
+                if !quiet { stats.line("feedingest: cannot read the feed list \(path): \(error.localizedDescription); keeping the feeds watched") }
+                return
+            }
+            do {
+                try apply(list, initial: false)
+            } catch {
+                stats.line("feedingest: cannot apply the feed list \(path): \(error)")
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM (the first stops gracefully, a second exits at once) and SIGHUP (reload) for watch.
+final class WatchSignals {
+    private let sources: [any DispatchSourceSignal]
+    private static let numbers = [SIGINT, SIGTERM, SIGHUP]
+
+    init(service: WatchService, reloader: ListReloader, notifier: ServiceNotifier, stats: WatchStats, quiet: Bool) {
+        let queue = DispatchQueue(label: "feedingest.signals")
+        let first = Mutex<Int32?>(nil)
+        var sources: [any DispatchSourceSignal] = []
+        for number in Self.numbers {
+            signal(number, SIG_IGN)  // delivered through the dispatch source instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            if number == SIGHUP {
+                source.setEventHandler { reloader.reload() }
+            } else {
+                source.setEventHandler {
+                    let again = first.withLock { received -> Bool in
+                        if received != nil { return true }
+                        received = number
+                        return false
+                    }
+                    if again { _exit(128 + number) }
+                    _ = try? notifier.stopping(status: "stopping: finishing the feeds in flight")
+                    if !quiet { stats.line("feedingest: stopping; finishing the feeds in flight (again to quit at once)") }
+                    service.stop()
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+        for number in Self.numbers { signal(number, SIG_DFL) }
+    }
+}
+
+/// Counts what the runs did, for the status line, the metrics and the final summary; prints failures and the
+/// service's events on stderr. Thread-safe: the event queue writes, the ticker and the service read.
+final class WatchStats: IngestObserver, Sendable {
+    struct Counters {
+        var outcomes: [String: Int] = [:]
+        var new = 0
+        var updated = 0
+        var bytes: Int64 = 0
+        var failures = 0
+        var today = 0
+        var day = Calendar.current.startOfDay(for: Date())
+        var listProblems = 0
+        var offline = false
+        var lineShown = false
+    }
+
+    /// Every outcome the fetch counter has, in the order the metrics list them.
+    static let outcomes = ["ok", "not_modified", "failed", "rate_limited", "offline", "deferred", "cancelled",
+                           "claimed_elsewhere", "lease_lost"]
+
+    let isTerminal: Bool
+    let quiet: Bool
+    private let counters = Mutex(Counters())
+
+    init(isTerminal: Bool, quiet: Bool) {
+        self.isTerminal = isTerminal
+        self.quiet = quiet
+    }
+
+    var current: Counters { counters.withLock { $0 } }
+
+    func ingest(_ event: IngestEvent) {
+        switch event {
+        case .articleIngested(let stored):
+            counters.withLock { counters in
+                let today = Calendar.current.startOfDay(for: Date())
+                if today != counters.day {
+                    counters.day = today
+                    counters.today = 0
+                }
+                switch stored.change {
+                case .new?:
+                    counters.new += 1
+                    counters.today += 1
+                case .updated?: counters.updated += 1
+                default: break
+                }
+            }
+        case .feedFinished(let entry, let result):
+            let outcome: String
+            var bytes: Int64 = 0
+            switch result {
+            case .ok(let counts):
+                outcome = "ok"
+                bytes = counts.bytes
+            case .notModified: outcome = "not_modified"
+            case .failed(let error, let counts):
+                outcome = "failed"
+                bytes = counts.bytes
+                if !quiet { line("feedingest: \(entry.source): \(error)") }
+            case .rateLimited: outcome = "rate_limited"
+            case .offline: outcome = "offline"
+            case .deferred: outcome = "deferred"
+            case .cancelled: outcome = "cancelled"
+            case .claimedElsewhere: outcome = "claimed_elsewhere"
+            case .leaseLost(let error):
+                outcome = "lease_lost"
+                if !quiet { line("feedingest: \(entry.source): \(error.message); another process took it over") }
+            }
+            counters.withLock { counters in
+                counters.outcomes[outcome, default: 0] += 1
+                counters.bytes += bytes
+                if outcome == "failed" { counters.failures += 1 }
+            }
+        default:
+            break
+        }
+    }
+
+    /// The service's own events, as lines on stderr.
+    func report(_ event: WatchEvent) {
+        switch event {
+        case .paused(let reason, let remote):
+            counters.withLock { $0.offline = true }
+            if !quiet { line("feedingest: offline (\(reason)): pausing \(StatusObserver.plural(remote, "remote feed")); local feeds go on") }
+        case .resumed(let overdue):
+            counters.withLock { $0.offline = false }
+            if !quiet { line("feedingest: online again: resuming remote feeds (\(overdue) overdue, spread out)") }
+        case .routeMonitorUnavailable(let reason):
+            if !quiet { line("feedingest: no route monitor (\(reason)); pausing only when transfers fail for want of a network") }
+        case .clockJumped:
+            if !quiet { line("feedingest: the machine slept; counting it as a network change") }
+        case .storeError(let error):
+            line("feedingest: cannot read the feeds' schedule from the store: \(error)")
+        }
+    }
+
+    func setListProblems(_ count: Int) { counters.withLock { $0.listProblems = count } }
+
+    /// A line on stderr, over the status line on a terminal (redrawn by the next tick).
+    func line(_ text: String) {
+        let clear = counters.withLock { counters -> Bool in
+            defer { counters.lineShown = false }
+            return counters.lineShown
+        }
+        StandardStreams.error.write((clear ? "\r\u{1B}[K" : "") + text + "\n")
+        StandardStreams.error.flush()
+    }
+
+    /// Draws the status line (terminal only).
+    func draw(_ text: String) {
+        guard isTerminal, !quiet else { return }
+        counters.withLock { $0.lineShown = true }
+        StandardStreams.error.write("\r\u{1B}[K" + text)
+        StandardStreams.error.flush()
+    }
+
+    func clearLine() {
+        let shown = counters.withLock { counters -> Bool in
+            defer { counters.lineShown = false }
+            return counters.lineShown
+        }
+        if shown { StandardStreams.error.write("\r\u{1B}[K") }
+    }
+
+    /// `1,234 fetches (1,200 ok, 30 not modified, 4 failed); 56 new, 7 updated articles; 1.2 MB`.
+    func summary() -> String {
+        let c = current
+        let total = c.outcomes.values.reduce(0, +)
+        let parts = Self.outcomes.compactMap { name -> String? in
+            guard let count = c.outcomes[name], count > 0 else { return nil }
+            return "\(count) \(name.replacingOccurrences(of: "_", with: " "))"
+        }
+        return "\(StatusObserver.plural(total, "fetch").replacingOccurrences(of: "fetchs", with: "fetches"))"
+            + (parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))")
+            + "; \(c.new) new, \(c.updated) updated articles; \(StatusObserver.bytes(c.bytes))"
+    }
+
+    /// The Prometheus text exposition of the counters and `snapshot`'s gauges.
+    func metrics(_ snapshot: WatchSnapshot) -> String {
+        let c = current
+        var text = "# HELP feedingest_fetches_total Feeds fetched (or passed over) by outcome.\n"
+        text += "# TYPE feedingest_fetches_total counter\n"
+        for outcome in Self.outcomes { text += "feedingest_fetches_total{outcome=\"\(outcome)\"} \(c.outcomes[outcome] ?? 0)\n" }
+        text += "# HELP feedingest_articles_total Articles committed, new or updated.\n"
+        text += "# TYPE feedingest_articles_total counter\n"
+        text += "feedingest_articles_total{change=\"new\"} \(c.new)\n"
+        text += "feedingest_articles_total{change=\"updated\"} \(c.updated)\n"
+        text += "# HELP feedingest_bytes_total Feed body bytes received.\n# TYPE feedingest_bytes_total counter\n"
+        text += "feedingest_bytes_total \(c.bytes)\n"
+        text += "# HELP feedingest_failures_total Failed fetches (HTTP, network, parse or store errors).\n"
+        text += "# TYPE feedingest_failures_total counter\nfeedingest_failures_total \(c.failures)\n"
+        text += "# HELP feedingest_feeds Feeds on the list.\n# TYPE feedingest_feeds gauge\nfeedingest_feeds \(snapshot.feeds)\n"
+        text += "# HELP feedingest_in_flight Feeds being fetched now.\n# TYPE feedingest_in_flight gauge\n"
+        text += "feedingest_in_flight \(snapshot.inFlight)\n"
+        text += "# HELP feedingest_offline 1 while remote feeds are paused for want of a network.\n"
+        text += "# TYPE feedingest_offline gauge\nfeedingest_offline \(snapshot.offlineReason == nil ? 0 : 1)\n"
+        text += "# HELP feedingest_due_next_minute Feeds due within the next minute.\n# TYPE feedingest_due_next_minute gauge\n"
+        text += "feedingest_due_next_minute \(snapshot.dueWithinMinute)\n"
+        text += "# HELP feedingest_list_problems Bad lines in the feed list.\n# TYPE feedingest_list_problems gauge\n"
+        text += "feedingest_list_problems \(c.listProblems)\n"
+        return text
+    }
+}
+
+/// Once a second: the status line; every 5 seconds: the metrics file and systemd's STATUS=; the watchdog's keep-alive
+/// twice per its interval.
+final class Ticker: Sendable {
+    private let service: WatchService
+    private let stats: WatchStats
+    private let notifier: ServiceNotifier
+    private let metricsPath: String?
+    private let stopping = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(service: WatchService, stats: WatchStats, notifier: ServiceNotifier, metricsPath: String?) {
+        self.service = service
+        self.stats = stats
+        self.notifier = notifier
+        self.metricsPath = metricsPath
+    }
+
+    func statusText() -> String {
+        let snapshot = service.snapshot()
+        let network = snapshot.offlineReason.map { "paused (\($0))" } ?? "online"
+        return "\(StatusObserver.plural(snapshot.feeds, "feed")) · \(snapshot.dueWithinMinute) due in 1 min · "
+            + "\(snapshot.inFlight) in flight · \(network) · \(stats.current.today) articles today"
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            var tick = 0
+            let watchdogEvery = notifier.watchdogInterval.map { max(1, Int(Double($0.components.seconds) / 2)) }
+            writeMetrics()
+            while stopping.wait(timeout: .now() + 1) == .timedOut {
+                tick += 1
+                stats.draw(statusText())
+                if tick % 5 == 0 {
+                    writeMetrics()
+                    _ = try? notifier.status(statusText())
+                }
+                if let watchdogEvery, tick % watchdogEvery == 0 { _ = try? notifier.watchdog() }
+            }
+            writeMetrics()
+        }
+        thread.name = "feedingest.ticker"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.signal()
+        done.wait()
+    }
+
+    /// Writes the metrics to a temporary file beside the target and renames it over (the textfile collector never
+    /// reads half a file).
+    private func writeMetrics() {
+        guard let metricsPath else { return }
+        let text = stats.metrics(service.snapshot())
+        let temporary = metricsPath + ".\(getpid()).tmp"
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, metricsPath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                stats.line("feedingest: cannot write the metrics to \(metricsPath): \(reason)")
+                return
+            }
+        } catch {
+            stats.line("feedingest: cannot write the metrics to \(metricsPath): \(error.localizedDescription)")
+        }
+    }
+}
