@@ -71,6 +71,9 @@ final class Leasing: Sendable {
         worker.start()
     }
 
+    /// How long ``finish()`` keeps trying to release the leases when the store refuses (a restarting server).
+    static let releaseRetryWindow = Duration.seconds(5)
+
     /// Stops renewing, releases every lease still held (feeds cancelled, or claimed and never fetched), and ends the
     /// store thread.
     func finish() {
@@ -79,7 +82,14 @@ final class Leasing: Sendable {
             renewerDone.wait()  // it uses the store thread: let it finish before the thread ends
         }
         let owner = self.owner
-        _ = try? thread.perform { context throws(StoreError) in try context.releaseLeases(owner: owner) }
+        // A database that is restarting (its sessions cut off) refuses the release for a moment; a lease left behind
+        // would hold its feeds from every process, this one's next run included, until it expires. So retry for a
+        // few seconds, then leave it to expire.
+        let deadline = ContinuousClock.now + Self.releaseRetryWindow
+        while (try? thread.perform({ context throws(StoreError) in try context.releaseLeases(owner: owner) })) == nil,
+              ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
         thread.stop()
     }
 }
