@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Reachability", targets: ["Reachability"]),
         .library(name: "FileWatch", targets: ["FileWatch"]),
         .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
+        .library(name: "Downloads", targets: ["Downloads"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
@@ -48,7 +49,9 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
         .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
-        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore"]),
+        // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
+        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"]),
+        .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore", "Downloads"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
