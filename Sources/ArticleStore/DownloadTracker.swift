@@ -187,7 +187,7 @@ extension StoreContext {
 
     /// Claims the next download that is not done and not held by a live lease, in one statement: partial downloads
     /// (a committed offset above zero) first, then the oldest. A row this `owner` attempted already (it failed in this
-    /// run) is left alone. The row becomes `downloading`, gets `owner`, an expiry `duration` ahead, its epoch
+    /// run) is left alone, and so is one refused for its URL's scheme (`download.unsupported-scheme`: it never works). The row becomes `downloading`, gets `owner`, an expiry `duration` ahead, its epoch
     /// incremented and one more attempt. `nil` when nothing is left.
     public func claimDownload(owner: String, duration: Duration) throws(StoreError) -> DownloadLease? {
         try trackerConnection.claimDownload(owner: owner, duration: duration, now: Date())

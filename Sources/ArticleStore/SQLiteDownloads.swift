@@ -126,6 +126,7 @@ enum DownloadSQL {
             WHERE state IN ('queued', 'downloading', 'paused', 'failed')
               AND (lease_until IS NULL OR lease_until <= ?2)
               AND (lease_owner IS NULL OR lease_owner <> ?1)
+              AND (error_kind IS NULL OR error_kind <> 'download.unsupported-scheme')
             ORDER BY committed_offset > 0 DESC, id LIMIT 1)
         RETURNING \(columns)
         """)

@@ -164,6 +164,7 @@ public final class DownloadManager: Sendable {
     public func run() -> DownloadSummary {
         let stale = staleFiles()
         summary.withLock { $0 = DownloadSummary(); $0.staleFiles = stale }
+        releaseLeasesOfDeadProcesses()
         for path in stale { emit(.staleFile(path: path)) }
 
         let ticker = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "feedingest.downloads.progress"))
@@ -467,6 +468,25 @@ public final class DownloadManager: Sendable {
     static func size(of path: String) -> Int64? {
         var status = stat()
         return stat(path, &status) == 0 ? Int64(status.st_size) : nil
+    }
+
+    /// Ends the live leases held by processes of this host that no longer exist (killed with SIGKILL, crashed), so
+    /// their downloads resume now instead of when the lease runs out. A lease owner is `host:pid:random`
+    /// (``LeaseOwner``); another host's leases are left to expire.
+    private func releaseLeasesOfDeadProcesses() {
+        guard let context = try? store.makeContext(), let rows = try? context.downloads() else { return }
+        let here = String(LeaseOwner.make().split(separator: ":").dropLast(2).joined(separator: ":"))
+        let now = Date()
+        for row in rows where row.state == .downloading && (row.leaseUntil ?? .distantPast) > now {
+            guard let owner = row.leaseOwner, owner != self.owner else { continue }
+            let parts = owner.split(separator: ":")
+            guard parts.count >= 3, parts.dropLast(2).joined(separator: ":") == here, let pid = Int32(parts[parts.count - 2]) else { continue }
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            let progress = DownloadProgress(finalURL: row.finalURL, validator: row.validator, expectedLength: row.expectedLength,
+                                            committedOffset: row.committedOffset)
+            _ = try? context.finishDownload(row, state: .paused, progress: progress, error: "its process (pid \(pid)) ended without finishing",
+                                            errorKind: "download.process-died")
+        }
     }
 
     // MARK: Stale partials and retention

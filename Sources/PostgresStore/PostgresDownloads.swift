@@ -111,6 +111,7 @@ enum DownloadSQL {
             WHERE state NOT IN ('done', 'removed')
               AND (lease_until IS NULL OR lease_until <= now())
               AND (lease_owner IS NULL OR lease_owner <> $1)
+              AND (error_kind IS NULL OR error_kind <> 'download.unsupported-scheme')
             ORDER BY (committed_offset > 0) DESC, id
             LIMIT 1
             FOR UPDATE SKIP LOCKED)
