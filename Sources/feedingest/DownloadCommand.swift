@@ -38,6 +38,8 @@ enum DownloadCommand {
                             enclosures of a feed are queued)
           --checkpoint SIZE flush the partial file and record its length every SIZE bytes (default 4M): what a
                             kill can lose at most
+          --attempts N      tries per download and run when a transfer breaks off (a reset, a timeout): each
+                            resumes where the last left off (default 3)
           --keep-days D     delete completed files of articles older than D days (and queue none older)
           --store STORE     the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
                             $XDG_DATA_HOME/feedingest/feedingest.sqlite)
@@ -62,7 +64,7 @@ enum DownloadCommand {
         let parsed: Arguments
         switch Command.invocation(arguments, flags: ["--quiet", "-q"],
                                   options: ["--dir", "--feed", "--since", "--jobs", "--max-rate", "--types", "--name", "--keep",
-                                            "--keep-days", "--store", "--checkpoint"],
+                                            "--keep-days", "--store", "--checkpoint", "--attempts"],
                                   command: "download", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
@@ -94,6 +96,12 @@ enum DownloadCommand {
             if configuration.mediaTypes.isEmpty || configuration.mediaTypes.contains(where: { !$0.contains("/") && $0 != "*" }) {
                 return Command.usageError(.init(message: "--types needs media types like audio/*,video/mp4, not '\(text)'", hint: nil))
             }
+        }
+        if let text = parsed.options["--attempts"] {
+            guard let attempts = Int(text), (1...100).contains(attempts) else {
+                return Command.usageError(.init(message: "--attempts needs a number from 1 to 100, not '\(text)'", hint: nil))
+            }
+            configuration.attemptsPerRun = attempts
         }
         if let text = parsed.options["--checkpoint"] {
             guard let size = rate(text), size >= 4096 else {
