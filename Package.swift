@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
         .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
+        .executable(name: "feedingest-download-bench", targets: ["DownloadBench"]),
     ],
     targets: [
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
@@ -67,6 +68,7 @@ let package = Package(
         ),
         .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),
         .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
+        .executableTarget(name: "DownloadBench", dependencies: ["TestSupport"], path: "Benchmarks/DownloadBench"),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
