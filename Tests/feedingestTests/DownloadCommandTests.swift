@@ -236,7 +236,7 @@ struct DownloadCommandTests {
         #expect(last["sent"] as? Int == size - partial)
     }
 
-    @Test func aRedirectToAnotherHostIsFollowedAndResumed() throws {
+    @Test func aRedirectToAnotherHostIsFollowed() throws {
         let other = try FaultServer()  // another port: another "host"
         let token = "redirect-\(UUID().uuidString.prefix(8))"
         let faults = try Self.faults()
