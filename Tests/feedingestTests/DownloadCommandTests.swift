@@ -160,6 +160,27 @@ struct DownloadCommandTests {
         #expect(check.ok, "\(check.output)")
     }
 
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalPausesWithThePartialRecordedAndTheRerunResumesThere(_ signal: Int32) throws {
+        let size = 4 << 20
+        let scenario = try Scenario("signal-\(signal)", size: size, rate: 1 << 20)
+        let process = try scenario.start()  // the default 4 MiB checkpoint: only the signal's flush records an offset
+        _ = Self.wait(seconds: 10) { Self.size(scenario.file("episode.mp3.download")) > 700 << 10 }
+        process.kill(signal)
+        #expect(process.waitUntilExit() == 128 + signal)
+        let row = try #require(try scenario.rows().first)
+        let partial = Self.size(scenario.file("episode.mp3.download"))
+        #expect(row["state"] as? String == "paused" && row["errorKind"] as? String == "download.cancelled")
+        #expect(partial > 700 << 10 && row["bytes"] as? Int == partial)
+        try Self.control(scenario.faults, scenario.tokens[0], "rate=0")
+        let run = try scenario.download()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("resumed from"))
+        #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+        let last = try #require(try scenario.log().last)
+        #expect(last["range"] as? String == "bytes=\(partial)-" && last["status"] as? Int == 206)
+    }
+
     // MARK: Server behaviours
 
     @Test func aServerThatIgnoresRangeGetsAFullDownload() throws {
@@ -241,14 +262,22 @@ struct DownloadCommandTests {
         let token = "redirect-\(UUID().uuidString.prefix(8))"
         let faults = try Self.faults()
         let url = faults.url("/media-redirect").absoluteString + "?token=\(token)&port=\(other.port)&to=/media/moved.mp3"
-        let scenario = try Scenario("redirect", size: 1 << 20, enclosureURLs: [url])
-        #expect(try Loopback.get(port: other.port, "/media-control?token=\(token)&file=\(scenario.source.path)").status == 200)
+        let scenario = try Scenario("redirect", size: 2 << 20, enclosureURLs: [url])
+        #expect(try Loopback.get(port: other.port, "/media-control?token=\(token)&file=\(scenario.source.path)&rate=1048576").status == 200)
+        // Killed mid-body, then resumed through the redirect: the Range goes to the other host.
+        let process = try scenario.start(["--checkpoint", "64k"])
+        let file = scenario.downloads.appendingPathComponent("Test Show/media-redirect")
+        _ = Self.wait(seconds: 10) { Self.size(scenario.file("media-redirect.download")) > 500 << 10 }
+        process.kill(SIGKILL)
+        _ = process.waitUntilExit()
+        #expect(try Loopback.get(port: other.port, "/media-control?token=\(token)&rate=0").status == 200)
         let run = try scenario.download()
         #expect(run.status == 0, "\(run.stderr)")
-        let file = scenario.downloads.appendingPathComponent("Test Show/media-redirect")
         #expect(try Self.sha256(file) == Self.sha256(scenario.source))
         let row = try #require(try scenario.rows().first)
         #expect(row["finalURL"] as? String == "http://127.0.0.1:\(other.port)/media/moved.mp3?token=\(token)")
+        let served = try JSONSerialization.jsonObject(with: Loopback.get(port: other.port, "/media-log?token=\(token)").body) as? [[String: Any]] ?? []
+        #expect(served.count == 2 && served.last?["status"] as? Int == 206 && (served.last?["start"] as? Int ?? 0) > 0, "\(served)")
     }
 
     // MARK: Refusals and limits
