@@ -167,7 +167,8 @@ public final class DownloadManager: Sendable {
         releaseLeasesOfDeadProcesses()
         for path in stale { emit(.staleFile(path: path)) }
 
-        let ticker = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "feedingest.downloads.progress"))
+        let tick = DispatchQueue(label: "feedingest.downloads.progress")
+        let ticker = DispatchSource.makeTimerSource(queue: tick)
         let interval = configuration.progressInterval
         ticker.schedule(deadline: .now() + .milliseconds(interval.milliseconds), repeating: .milliseconds(max(50, interval.milliseconds)))
         ticker.setEventHandler { [self] in
@@ -188,6 +189,7 @@ public final class DownloadManager: Sendable {
         }
         group.wait()
         ticker.cancel()
+        tick.sync {}  // a progress event being emitted now still comes before the run's end
 
         if !isCancelled { applyRetention() }
         let final = summary.withLock { $0 }

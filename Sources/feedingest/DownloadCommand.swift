@@ -263,14 +263,17 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is touched only by `download(_:)`, which the manager calls on its one
     // serial event queue.
     private let isTerminal: Bool
+    private let stream: OutputStream
     private var drawnLines = 0
     private var active: [ActiveDownload] = []
     private var done = 0
     private var failed = 0
     private var bytes: Int64 = 0
 
-    init(isTerminal: Bool) {
+    /// An observer writing to `stream` (standard error), with the live block when `isTerminal`.
+    init(isTerminal: Bool, stream: OutputStream = StandardStreams.error) {
         self.isTerminal = isTerminal
+        self.stream = stream
     }
 
     func download(_ event: DownloadEvent) {
@@ -318,7 +321,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
 
     /// A permanent line, above the live block.
     private func print(_ line: String) {
-        StandardStreams.error.write(clearBlock() + "feedingest: " + line + "\n")
+        stream.write(clearBlock() + "feedingest: " + line + "\n")
         drawnLines = 0
     }
 
@@ -352,7 +355,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
         }
         text += "total: \(active.count) active, \(done) done, \(failed) failed, \(Self.size(total + bytes)), \(Self.size(Int64(rate)))/s\n"
         drawnLines = active.count + 1
-        StandardStreams.error.write(text)
+        stream.write(text)
     }
 
     static func size(_ bytes: Int64) -> String {
