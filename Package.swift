@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
-        .testTarget(name: "DownloadsTests", dependencies: ["Downloads", "Fetch", "ArticleStore", "PostgresStore", "TestSupport"]),
+        .testTarget(name: "DownloadsTests", dependencies: ["Downloads", "Fetch", "ArticleStore", "PostgresStore", "Syndication", "TestSupport"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
