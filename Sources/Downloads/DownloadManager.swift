@@ -295,7 +295,7 @@ public final class DownloadManager: Sendable {
             return end(.failed, fileError(error, path: directory, url: lease.url))
         }
         // Renamed into place by a run killed before it could record it.
-        if !FileManager.default.fileExists(atPath: partial), let expected = state.expectedLength, Self.size(of: lease.path) == expected {
+        if !FileManager.default.fileExists(atPath: partial), let expected = state.expectedLength, DownloadFiles.size(of: lease.path) == expected {
             state.committedOffset = expected
             return end(.done, nil)
         }
@@ -438,18 +438,10 @@ public final class DownloadManager: Sendable {
         if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
     }
 
-    /// Puts a complete, flushed partial in place: `rename(2)` (atomic, replacing), then a flush of the directory so the
-    /// new name survives a crash.
+    /// Puts a complete, flushed partial in place (``DownloadFiles/moveIntoPlace(_:as:)``).
     private func complete(partial: String, path: String, url: String) -> DownloadError? {
-        guard rename(partial, path) == 0 else {
-            let code = Errno.current
-            return DownloadError(kind: code == .noSpace ? .diskFull : .fileError, message: "cannot rename \(partial) to \(path): \(code)",
-                                 url: url, path: path, errno: code)
-        }
-        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            _ = fsync(directory)
-            close(directory)
+        do { try DownloadFiles.moveIntoPlace(partial, as: path) } catch {
+            return fileError(error, path: path, url: url)
         }
         return nil
     }
@@ -467,10 +459,6 @@ public final class DownloadManager: Sendable {
                              errno: code)
     }
 
-    static func size(of path: String) -> Int64? {
-        var status = stat()
-        return stat(path, &status) == 0 ? Int64(status.st_size) : nil
-    }
 
     /// Ends the live leases held by processes of this host that no longer exist (killed with SIGKILL, crashed), so
     /// their downloads resume now instead of when the lease runs out. A lease owner is `host:pid:random`
@@ -538,7 +526,12 @@ public final class DownloadManager: Sendable {
         doomed = doomed.filter { seen.insert($0.id).inserted }
         var removed: [DownloadRecord] = []
         for row in doomed {
-            if unlink(row.path) == 0 || errno == ENOENT { removed.append(row) }
+            do {
+                try DownloadFiles.remove(row.path)
+                removed.append(row)
+            } catch {
+                emit(.failed(DownloadResult(record: row, error: fileError(error, path: row.path, url: row.url), bytesReceived: 0, resumedFrom: 0)))
+            }
         }
         do { try context.markDownloadsRemoved(removed.map(\.id)) } catch {
             emit(.storeFailed(error))

@@ -46,7 +46,7 @@ public struct FileWriteError: Error, Sendable, Hashable, CustomStringConvertible
     public var code: Errno
     /// The file.
     public var path: String
-    /// The call: `open`, `write`, `truncate`, `fsync`.
+    /// The call: `open`, `write`, `truncate`, `fsync`, `rename`, `unlink`.
     public var operation: String
 
     /// Creates a value.
@@ -61,8 +61,8 @@ public struct FileWriteError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// `cannot write /path: No space left on device (errno 28) [write]`.
     public var description: String {
-        let verb = operation == "open" ? "open" : "write"
-        return "cannot \(verb) \(path): \(code) [\(operation)]"
+        let verbs = ["open": "open", "rename": "rename a file to", "unlink": "delete"]
+        return "cannot \(verbs[operation] ?? "write") \(path): \(code) [\(operation)]"
     }
 }
 
@@ -168,5 +168,31 @@ public final class FileConsumer: FetchConsumer {
     /// Flushes the complete file and reports its length.
     public func fetchDidFinish() throws {
         try checkpointHandler?(try checkpoint())
+    }
+}
+
+/// The file operations around a download's partial file, with `EINTR` retried and failures as ``FileWriteError``.
+public enum DownloadFiles {
+    /// Puts a complete, flushed file in place: `rename(2)` (atomic, replacing `destination`), then a flush of the
+    /// destination's directory so the new name survives a crash.
+    public static func moveIntoPlace(_ source: String, as destination: String) throws(FileWriteError) {
+        guard rename(source, destination) == 0 else { throw FileWriteError(code: .current, path: destination, operation: "rename") }
+        let directory = Errno.retryingOnInterrupt {
+            open((destination as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard directory >= 0 else { return }  // the rename is done; only its durability across a crash is not assured
+        _ = Errno.retryingOnInterrupt { fsync(directory) }
+        Glibc.close(directory)
+    }
+
+    /// Deletes a file; a file that is not there is no error.
+    public static func remove(_ path: String) throws(FileWriteError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw FileWriteError(code: .current, path: path, operation: "unlink") }
+    }
+
+    /// The size of the file at `path`, or `nil` when there is none.
+    public static func size(of path: String) -> Int64? {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int64(status.st_size) : nil
     }
 }
