@@ -49,8 +49,10 @@ public final class DownloadManager: Sendable {
     public let fetcher: Fetcher
     /// The configuration.
     public let configuration: DownloadConfiguration
-    /// This run's lease owner.
-    public let owner: String
+    /// The lease owner of the current (or last) run: the one given for the first run, a new one (``LeaseOwner``) for
+    /// each later run, so a run claims again what an earlier run of this manager left paused or failed.
+    public var owner: String { owners.withLock { $0.current } }
+    private let owners: Mutex<(current: String, runs: Int)>
 
     private struct Running {
         var cancelled = false
@@ -69,7 +71,7 @@ public final class DownloadManager: Sendable {
         self.store = store
         self.fetcher = fetcher
         self.configuration = configuration
-        self.owner = owner
+        owners = Mutex((owner, 0))
     }
 
     /// Adds an observer; events reach observers in order, one at a time, on one serial queue.
@@ -87,8 +89,14 @@ public final class DownloadManager: Sendable {
         for transfer in transfers { transfer.cancel() }
     }
 
-    /// Whether ``cancel()`` was called.
+    /// Whether ``cancel()`` was called (and ``resume()`` not since).
     public var isCancelled: Bool { running.withLock { $0.cancelled } }
+
+    /// Lets a later ``run()`` download again after ``cancel()``: for a long-running caller that pauses while the
+    /// network is down and goes on when it is back (`watch --download`).
+    public func resume() {
+        running.withLock { $0.cancelled = false }
+    }
 
     private func emit(_ event: DownloadEvent) {
         let list = observers.withLock { $0 }
@@ -162,6 +170,10 @@ public final class DownloadManager: Sendable {
     /// Blocks until every claimable download was attempted (or ``cancel()``), and every observer has heard
     /// ``DownloadEvent/runFinished(_:)``.
     public func run() -> DownloadSummary {
+        owners.withLock { owners in
+            if owners.runs > 0 { owners.current = LeaseOwner.make() }
+            owners.runs += 1
+        }
         let stale = staleFiles()
         summary.withLock { $0 = DownloadSummary(); $0.staleFiles = stale }
         releaseLeasesOfDeadProcesses()
@@ -217,6 +229,7 @@ public final class DownloadManager: Sendable {
 
     /// One worker: claims and downloads until nothing is left.
     private func work() {
+        let runOwner = owner
         let context: StoreContext
         do { context = try store.makeContext() } catch {
             emit(.storeFailed(error))
@@ -225,7 +238,7 @@ public final class DownloadManager: Sendable {
         }
         while !isCancelled {
             let lease: DownloadLease?
-            do { lease = try context.claimDownload(owner: owner, duration: configuration.leaseDuration) } catch {
+            do { lease = try context.claimDownload(owner: runOwner, duration: configuration.leaseDuration) } catch {
                 emit(.storeFailed(error))
                 summary.withLock { $0.failed += 1 }
                 return

@@ -93,5 +93,10 @@ struct ManagerTests {
         let row = try #require(try store.makeContext().downloads().first)
         let size = (try FileManager.default.attributesOfItem(atPath: partial)[.size] as? NSNumber)?.intValue ?? -1
         #expect(row.state == .paused && row.committedOffset == Int64(size) && size >= 300_000 && size < 2_000_000)
+        // After resume(), a later run goes on from the committed offset and completes.
+        manager.resume()
+        let again = manager.run()
+        #expect(again.completed == 1 && again.bytes == Int64(2_000_000 - size))
+        #expect(try store.makeContext().downloads().first?.state == .done)
     }
 }
