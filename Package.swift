@@ -18,10 +18,12 @@ let package = Package(
         .library(name: "FileWatch", targets: ["FileWatch"]),
         .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
         .library(name: "Watch", targets: ["Watch"]),
+        .library(name: "Downloads", targets: ["Downloads"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
         .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
+        .executable(name: "feedingest-download-bench", targets: ["DownloadBench"]),
     ],
     targets: [
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
@@ -51,8 +53,10 @@ let package = Package(
         .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
         // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
         .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
+        // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
+        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
-                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify"]),
+                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads"]),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
@@ -68,6 +72,7 @@ let package = Package(
         ),
         .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),
         .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
+        .executableTarget(name: "DownloadBench", dependencies: ["TestSupport"], path: "Benchmarks/DownloadBench"),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
@@ -78,9 +83,10 @@ let package = Package(
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "TestSupport"]),
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "DownloadsTests", dependencies: ["Downloads", "Fetch", "ArticleStore", "PostgresStore", "Syndication", "TestSupport"]),
         .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
         .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore", "Scheduling"]),

@@ -5,7 +5,7 @@ import Syndication
 
 /// One SQLite connection as a ``StoreConnection``; confined to its context's thread.
 final class SQLiteStoreConnection: StoreConnection {
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
 
     init(connection: SQLiteConnection) {
         self.connection = connection

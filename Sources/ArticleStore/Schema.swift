@@ -11,7 +11,7 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7])
 
     /// Version 6: the adaptive schedule of `feedingest watch`. The interval the last completion recorded (seconds,
     /// before jitter; `next_fetch` holds the jittered due time) and what decided it (``ScheduleReason``), and the
@@ -23,6 +23,36 @@ package struct Schema: Sendable {
         ALTER TABLE feeds ADD COLUMN refresh_hint REAL;
         ALTER TABLE feeds ADD COLUMN max_age REAL;
         ALTER TABLE feeds ADD COLUMN expires REAL;
+    /// Version 7: the enclosure download tracker, one row per enclosure URL (and per file path): the final URL, the
+    /// strong validator, the expected length, the committed (flushed) offset of the `.download` partial, the state,
+    /// attempts and last error, and a lease (owner, expiry, epoch) like a feed's, so two `download` processes never
+    /// fetch one file at once. The partial index holds the rows still open, which a claim reads.
+    static let version7 = """
+        CREATE TABLE downloads (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            path TEXT NOT NULL UNIQUE,             -- the complete file; the partial is path || '.download'
+            feed_id INTEGER,
+            article_id INTEGER,
+            media_type TEXT,
+            final_url TEXT,
+            validator TEXT,                        -- strong ETag, else Last-Modified: sent as If-Range
+            expected_length INTEGER,
+            committed_offset INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued', 'downloading', 'paused', 'done', 'failed', 'removed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            error_kind TEXT,
+            lease_owner TEXT,
+            lease_until REAL,
+            lease_epoch INTEGER NOT NULL DEFAULT 0,
+            article_date REAL,
+            queued_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            completed_at REAL
+        ) STRICT;
+        CREATE INDEX downloads_open ON downloads (committed_offset, id) WHERE state NOT IN ('done', 'removed');
         """
 
     /// Version 5: the `details` column, milestone 2's article fields as one JSON object (JSON Feed's external URL,

@@ -78,6 +78,9 @@ public final class StoreContext {
     private let row = ArticleRow()
     private let clock = ContinuousClock()
 
+    /// The connection, for the download tracker's calls (`DownloadTracker.swift`).
+    var trackerConnection: any StoreConnection { connection }
+
     init(connection: any StoreConnection, configuration: StoreConfiguration) {
         self.connection = connection
         self.configuration = configuration

@@ -128,6 +128,24 @@ package protocol StoreConnection: AnyObject {
     func releaseLeases(owner: String, feeds: [FeedID]?) throws(StoreError)
     /// Why each of `feeds` is or is not claimable by `owner` now.
     func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState]
+
+    // The download tracker (SQLite schema 7, PostgreSQL 4); each call one statement in autocommit mode.
+    /// Inserts a row for `candidate` unless its URL (``DownloadQueueOutcome/known(_:)``) or its path
+    /// (``DownloadQueueOutcome/pathTaken``) is in the tracker.
+    func insertDownload(_ candidate: DownloadCandidate, now: Date) throws(StoreError) -> DownloadQueueOutcome
+    /// Whether a row uses `path`.
+    func downloadPathTaken(_ path: String) throws(StoreError) -> Bool
+    /// Claims the next open row (see ``StoreContext/claimDownload(owner:duration:)``).
+    func claimDownload(owner: String, duration: Duration, now: Date) throws(StoreError) -> DownloadRecord?
+    /// Writes progress and extends the lease, when `lease`'s epoch and owner are still the row's.
+    func updateDownload(_ lease: DownloadRecord, _ progress: DownloadProgress, duration: Duration, now: Date) throws(StoreError) -> Bool
+    /// Writes an attempt's end and ends the lease, when `lease`'s epoch and owner are still the row's.
+    func finishDownload(_ lease: DownloadRecord, state: DownloadState, progress: DownloadProgress, error: String?, errorKind: String?,
+                        now: Date) throws(StoreError) -> Bool
+    /// Marks done rows removed.
+    func markDownloadsRemoved(_ ids: [DownloadID], now: Date) throws(StoreError)
+    /// Every row, by identifier.
+    func downloads() throws(StoreError) -> [DownloadRecord]
 }
 
 /// An article row's values as an engine read them, in the engine-independent shape; ``record(location:)`` makes the

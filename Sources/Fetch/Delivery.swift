@@ -54,6 +54,9 @@ final class Delivery {
         switch encodings {
         case []:
             break
+        case _ where transfer.request.deliversIdentity:
+            // A download keeps the bytes as the server stores them (a range counts those); nothing is decoded.
+            break
         case ["gzip"], ["x-gzip"]:
             inflater = makeInflater(.gzip)
             contentEncoding = "gzip"
@@ -104,9 +107,10 @@ final class Delivery {
     /// Hands decoded bytes to the consumer; `false` stops the inflater.
     private func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
         decodedBytes += Int64(bytes.count)
-        if decodedBytes > configuration.maximumDecodedBytes {
+        let limit = transfer.request.maximumBodyBytes.map { max($0, configuration.maximumDecodedBytes) } ?? configuration.maximumDecodedBytes
+        if decodedBytes > limit {
             fail(FetchError(kind: .tooLarge(.decodedBytes),
-                            message: "the decoded body exceeds the limit of \(configuration.maximumDecodedBytes) bytes",
+                            message: "the decoded body exceeds the limit of \(limit) bytes",
                             url: url, status: response?.status))
             return false
         }

@@ -20,6 +20,24 @@ public struct FetchValidators: Sendable, Hashable {
     public var isEmpty: Bool { entityTag == nil && lastModified == nil }
 }
 
+/// A request for the rest of a body from ``offset`` on: `Range: bytes=offset-`, and `If-Range` with ``validator`` so
+/// that a server whose representation changed sends the whole new one (200) instead of a piece of it
+/// (RFC 9110, sections 14.2 and 13.1.5).
+public struct ByteRangeRequest: Sendable, Hashable {
+    /// The first byte wanted (the length already held).
+    public var offset: Int64
+    /// The strong validator of the bytes already held: an `ETag` (not a weak `W/` one) or a `Last-Modified` date,
+    /// sent as `If-Range`; `nil` sends none (a server may then append bytes of another version: only for callers that
+    /// accept that).
+    public var validator: String?
+
+    /// A range from `offset` on, conditional on `validator`.
+    public init(offset: Int64, validator: String?) {
+        self.offset = offset
+        self.validator = validator
+    }
+}
+
 /// One thing to fetch: an `http` or `https` URL (with validators for a conditional GET), or a local file that the
 /// caller names explicitly.
 public struct FetchRequest: Sendable, Hashable {
@@ -32,6 +50,26 @@ public struct FetchRequest: Sendable, Hashable {
     public private(set) var allowsLocalFile: Bool
     /// Whether the body is read from standard input (``standardInput``).
     public private(set) var readsStandardInput = false
+    /// Ask for the bytes from an offset on (`Range: bytes=N-`, with `If-Range`), for resuming a download; `nil` for
+    /// the whole body. Setting it also asks for the identity encoding (ranges count the bytes as sent).
+    public var byteRange: ByteRangeRequest?
+    /// Ask for the body as stored, `Accept-Encoding: identity`, and hand its bytes to the consumer undecoded: what a
+    /// file download wants, so offsets in the file are offsets in the server's representation. Default `false` (feeds
+    /// are asked for gzip or deflate and inflated). Always on with ``byteRange``.
+    public var asksForIdentityEncoding = false
+    /// At most this many body bytes per second for this transfer (`CURLOPT_MAX_RECV_SPEED_LARGE`); `nil` for no limit.
+    public var maximumReceiveRate: Int64?
+    /// Overrides ``FetchConfiguration/maximumBodyBytes`` (and the decoded limit) for this request: a media file is
+    /// larger than a feed. `nil` keeps the fetcher's.
+    public var maximumBodyBytes: Int64?
+    /// Overrides ``FetchConfiguration/totalTimeout`` for this request; `.zero` for none (a large download at a
+    /// limited rate). `nil` keeps the fetcher's.
+    public var totalTimeout: Duration?
+    /// Overrides ``FetchConfiguration/accept`` for this request (`*/*` for an enclosure). `nil` keeps the fetcher's.
+    public var accept: String?
+
+    /// Whether the transfer asks for, and delivers, the identity encoding.
+    public var deliversIdentity: Bool { asksForIdentityEncoding || byteRange != nil }
 
     /// A request for an `http` or `https` URL. Any other scheme, `file:` included, fails with
     /// ``FetchError/Kind/unsupportedScheme``; use ``localFile(_:)`` for a file.

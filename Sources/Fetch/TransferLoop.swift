@@ -415,7 +415,7 @@ private final class EasyTransfer: CurlEasyDelegate {
     init(transfer: FetchTransfer, configuration c: FetchConfiguration) throws(CurlEasyError) {
         self.transfer = transfer
         currentURL = transfer.request.url
-        maximumBodyBytes = c.maximumBodyBytes
+        maximumBodyBytes = transfer.request.maximumBodyBytes ?? c.maximumBodyBytes
         easy = try CurlEasy()
         easy.delegate = self
         let request = transfer.request
@@ -431,19 +431,31 @@ private final class EasyTransfer: CurlEasyDelegate {
         // Decompression is ours, so its limits hold: ask for gzip and deflate by hand, and keep libcurl from decoding
         // (CURLOPT_ACCEPT_ENCODING would decode inside libcurl, where decoded bytes cannot be capped).
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0, "CURLOPT_HTTP_CONTENT_DECODING")
-        var lines = ["Accept: \(c.accept)", "Accept-Encoding: gzip, deflate"]
+        // A download asks for the bytes as stored: a range counts those (RFC 9110, section 14.1.2).
+        var lines = ["Accept: \(request.accept ?? c.accept)",
+                     request.deliversIdentity ? "Accept-Encoding: identity" : "Accept-Encoding: gzip, deflate"]
         if let tag = request.validators.entityTag { lines.append("If-None-Match: \(tag)") }
         if let date = request.validators.lastModified { lines.append("If-Modified-Since: \(date)") }
+        if let range = request.byteRange, range.offset > 0 {
+            lines.append("Range: bytes=\(range.offset)-")
+            if let validator = range.validator { lines.append("If-Range: \(validator)") }
+        }
         try easy.setHeaders(lines)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, c.connectTimeout.milliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
-        try easy.set(CURLOPT_TIMEOUT_MS, max(1, c.totalTimeout.milliseconds), "CURLOPT_TIMEOUT_MS")
+        let total = request.totalTimeout ?? c.totalTimeout
+        // 0 is libcurl's "no timeout" (https://curl.se/libcurl/c/CURLOPT_TIMEOUT_MS.html): only when asked for.
+        try easy.set(CURLOPT_TIMEOUT_MS, total == .zero ? 0 : max(1, total.milliseconds), "CURLOPT_TIMEOUT_MS")
+        if let rate = request.maximumReceiveRate, rate > 0 {
+            // https://curl.se/libcurl/c/CURLOPT_MAX_RECV_SPEED_LARGE.html: libcurl keeps the average below it.
+            try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate, "CURLOPT_MAX_RECV_SPEED_LARGE")
+        }
         if c.lowSpeedLimit > 0 {
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit, "CURLOPT_LOW_SPEED_LIMIT")
             try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, c.lowSpeedTime.milliseconds / 1000), "CURLOPT_LOW_SPEED_TIME")
         }
         // An announced Content-Length above the limit is refused before the body starts; the write callback counts
         // the rest (libcurl 7.88 does not stop a transfer that grows past it).
-        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: c.maximumBodyBytes, "CURLOPT_MAXFILESIZE_LARGE")
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: maximumBodyBytes, "CURLOPT_MAXFILESIZE_LARGE")
         try easy.set(CURLOPT_BUFFERSIZE, max(1024, min(c.receiveBufferSize, 10 << 20)), "CURLOPT_BUFFERSIZE")
         try easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS, "CURLOPT_HTTP_VERSION")
         // Wait for a connection that may multiplex rather than open another, but only over TLS, the one place HTTP/2 is

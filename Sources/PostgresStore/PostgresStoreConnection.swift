@@ -7,7 +7,7 @@ import Syndication
 
 /// One libpq connection as a `StoreConnection`; confined to its context's thread.
 final class PostgresStoreConnection: StoreConnection {
-    private let connection: PGConnection
+    let connection: PGConnection
 
     init(connection: PGConnection) {
         self.connection = connection
@@ -31,7 +31,7 @@ final class PostgresStoreConnection: StoreConnection {
 
     /// Runs a prepared statement, reconnecting first when the connection broke and no transaction is open.
     @discardableResult
-    private func run(_ statement: PGStatement, _ bind: (inout PGParameters) -> Void) throws(StoreError) -> PGResult {
+    func run(_ statement: PGStatement, _ bind: (inout PGParameters) -> Void) throws(StoreError) -> PGResult {
         if !connection.isInTransaction { try connection.resetIfBroken() }
         var parameters = PGParameters()
         bind(&parameters)

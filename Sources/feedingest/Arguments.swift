@@ -14,6 +14,9 @@ struct Arguments {
 
     private(set) var flags: Set<String> = []
     private(set) var options: [String: String] = [:]
+    /// Every value of each option, in order, for options that may be repeated (`--feed A --feed B`); ``options`` keeps
+    /// the last.
+    private(set) var repeatedOptions: [String: [String]] = [:]
     private(set) var positional: [String] = []
 
     /// Parses `arguments` for a command called `command`. `--` ends options; a lone `-` is positional (stdin).
@@ -48,6 +51,7 @@ struct Arguments {
                     options[name] = arguments[index]
                     index += 1
                 }
+                repeatedOptions[name, default: []].append(options[name]!)
             } else {
                 let known = spec.flags.union(spec.options).sorted()
                 let suggestion = Self.closest(to: name, in: known)

@@ -14,6 +14,8 @@ enum Command {
           feedingest articles [options]         stored articles as NDJSON, newest first (offline)
           feedingest feeds [--json]             each stored feed's status, failures and next fetch (offline)
           feedingest export-opml                the stored feeds as OPML 2.0 (offline)
+          feedingest download [options]         download stored articles' enclosures, resuming partial ones
+          feedingest downloads [--json]         the download tracker: state, bytes, path, URL, last error (offline)
           feedingest --version                  print the version
           feedingest --help                     show this help
 
@@ -79,6 +81,10 @@ enum Command {
             return FeedsCommand.run(Array(arguments.dropFirst()))
         case "export-opml":
             return ExportOPMLCommand.run(Array(arguments.dropFirst()))
+        case "download":
+            return DownloadCommand.run(Array(arguments.dropFirst()))
+        case "downloads":
+            return DownloadsCommand.run(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             StandardStreams.output.write(help + "\n")
             StandardStreams.output.flush()
@@ -96,7 +102,7 @@ enum Command {
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.
-            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "help"]) {
+            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "download", "downloads", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
             return IngestCommand.run(arguments)

@@ -1,0 +1,104 @@
+import ArticleStore
+import Foundation
+import Syndication
+
+/// `feedingest downloads [--json] [--store PATH]`: the download tracker, as a table or as NDJSON.
+enum DownloadsCommand {
+    static let help = """
+        Usage: feedingest downloads [--json] [--store STORE]
+
+        Lists the download tracker, oldest first: each enclosure's state (queued, downloading, paused, done,
+        failed, removed), bytes done and total, path, URL and last error. Works offline and never creates a store.
+
+        A download whose process died (its claim ran out) shows as paused: the next 'feedingest download' resumes
+        it. BYTES is the committed length of the partial file (flushed to disk), or the file's size once done.
+        --json prints one JSON object a download instead (Schemas/download.schema.json).
+
+        Options:
+          --json         one JSON object a line instead of the table
+          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
+                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
+          -h, --help     show this help
+
+        Exit status: 0 when the store was read, 2 for usage errors and a missing or unreadable store.
+
+        Examples:
+          feedingest downloads
+          feedingest downloads --json | jq -r 'select(.state == "failed") | .url + ": " + .error'
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: Arguments
+        switch Command.invocation(arguments, flags: ["--json"], options: ["--store"], command: "downloads", help: help) {
+        case .exit(let status): return status
+        case .run(let arguments): parsed = arguments
+        }
+        if let extra = parsed.positional.first {
+            return Command.usageError(.init(message: "downloads takes no arguments, got '\(extra)'", hint: "see 'feedingest downloads --help'"))
+        }
+        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
+        let rows: [DownloadRecord]
+        var feeds: [FeedID: String] = [:]
+        do {
+            rows = try context.downloads()
+            for feed in try context.feedStatuses() { feeds[feed.id] = StoreLocation.displayName(ofFeed: feed.url) }
+        } catch {
+            StandardStreams.error.write("feedingest: cannot read the store \(error)\n")
+            return 2
+        }
+        let now = Date()
+        if parsed.flags.contains("--json") {
+            var json = JSONWriter()
+            for row in rows {
+                json.reset()
+                write(row, feed: row.feed.flatMap { feeds[$0] }, now: now, to: &json)
+                json.raw(0x0A)
+                StandardStreams.output.write(json.bytes)
+            }
+        } else if !rows.isEmpty {
+            StandardStreams.output.write(table(rows, now: now))
+        }
+        StandardStreams.output.flush()
+        return 0
+    }
+
+    /// One download as a JSON object (`Schemas/download.schema.json`).
+    static func write(_ row: DownloadRecord, feed: String?, now: Date, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("id", Int(row.id.rawValue))
+        json.field("state", row.displayState(now: now).rawValue)
+        json.field("url", row.url)
+        json.field("finalURL", row.finalURL == row.url ? nil : row.finalURL)
+        json.field("path", row.path)
+        json.field("bytes", Int(row.committedOffset))
+        json.field("total", row.expectedLength.map { Int($0) })
+        json.field("mediaType", row.mediaType)
+        json.field("feed", feed)
+        json.field("attempts", row.attempts)
+        json.field("validator", row.validator)
+        json.field("error", row.error)
+        json.field("errorKind", row.errorKind)
+        json.field("queued", row.queuedAt)
+        json.field("updated", row.updatedAt)
+        json.field("completed", row.completedAt)
+        json.endObject()
+    }
+
+    /// The table: STATE, BYTES (done / total), ATTEMPTS, then the path, the URL and the error.
+    static func table(_ rows: [DownloadRecord], now: Date) -> String {
+        var lines = [["STATE", "BYTES", "TRIES", "PATH"]]
+        for row in rows {
+            let total = row.expectedLength.map { " / " + DownloadProgressObserver.size($0) } ?? ""
+            var rest = row.path + "  " + row.url
+            if let error = row.error { rest += "  error" + (row.errorKind.map { " (\($0))" } ?? "") + ": " + error }
+            lines.append([row.displayState(now: now).rawValue, DownloadProgressObserver.size(row.committedOffset) + total, String(row.attempts), rest])
+        }
+        let widths = (0..<3).map { column in lines.map { $0[column].count }.max() ?? 0 }
+        var text = ""
+        for line in lines {
+            for column in 0..<3 { text += line[column] + String(repeating: " ", count: widths[column] - line[column].count) + "  " }
+            text += line[3] + "\n"
+        }
+        return text
+    }
+}

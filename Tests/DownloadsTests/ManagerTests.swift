@@ -1,0 +1,102 @@
+import ArticleStore
+import Downloads
+import Fetch
+import Foundation
+import Synchronization
+import Syndication
+import TestSupport
+import Testing
+
+/// The manager as a library user sees it: events in order through an observer, and cancel() from another thread.
+@Suite("DownloadManager", .serialized)
+struct ManagerTests {
+    /// A store with one feed tagged `download` and one article whose enclosure is the media route under `token`.
+    static func setUp(_ label: String, size: Int, query: String) throws -> (Store, URL, FaultServer, String) {
+        let faults = try FaultServer.shared.get()
+        let directory = try Paths.temporaryDirectory("manager-\(label)")
+        var random = SplitMix64(seed: UInt64.random(in: 1...UInt64.max))
+        let source = directory.appendingPathComponent("source.bin")
+        try Data((0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }).write(to: source)
+        let token = "\(label)-\(UUID().uuidString.prefix(8))"
+        #expect(try Loopback.get(port: faults.port, "/media-control?token=\(token)&file=\(source.path)&\(query)").status == 200)
+        let store = try Store.open(directory.appendingPathComponent("s.sqlite").path)
+        let context = try store.makeContext()
+        let feed = try context.feed(url: "http://127.0.0.1/feed.xml")
+        try context.setTags([(feed: feed, tags: ["download"])])
+        var article = Article(id: "a1", idSource: .guid, feed: "http://127.0.0.1/feed.xml")
+        article.title = "Episode"
+        article.enclosures = [Enclosure(url: faults.url("/media/ep.mp3").absoluteString + "?token=\(token)", type: "audio/mpeg")]
+        try context.beginFeed(feed)
+        _ = try context.store(article, in: feed)
+        _ = try context.finishFeed(feed, FeedSuccess())
+        return (store, directory, faults, token)
+    }
+
+    final class Recorder: DownloadObserver {
+        let events = Mutex<[String]>([])
+        func download(_ event: DownloadEvent) {
+            let name: String
+            switch event {
+            case .queued(let count): name = "queued \(count)"
+            case .staleFile: name = "stale"
+            case .started(_, let from): name = "started \(from)"
+            case .progress: name = "progress"
+            case .finished(let result): name = "finished \(result.record.state.rawValue)"
+            case .failed(let result): name = "failed \(result.record.state.rawValue)"
+            case .removed: name = "removed"
+            case .storeFailed: name = "store failed"
+            case .runFinished(let summary): name = "end \(summary.completed) \(summary.failed) \(summary.paused)"
+            }
+            events.withLock { $0.append(name) }
+        }
+    }
+
+    @Test func observersHearEachStepInOrder() throws {
+        let (store, directory, _, _) = try Self.setUp("events", size: 600_000, query: "rate=1000000")
+        var configuration = DownloadConfiguration(directory: directory.appendingPathComponent("media").path)
+        configuration.progressInterval = .milliseconds(100)
+        let manager = DownloadManager(store: store, fetcher: Fetcher(), configuration: configuration)
+        let recorder = Recorder()
+        manager.addObserver(recorder)
+        #expect(try manager.queue(DownloadSelection()) == 1)
+        #expect(try manager.queue(DownloadSelection()) == 0)  // known already
+        let summary = manager.run()
+        #expect(summary.completed == 1 && summary.failed == 0 && summary.bytes == 600_000)
+        let events = recorder.events.withLock { $0 }.filter { $0 != "progress" }
+        #expect(events == ["queued 1", "started 0", "finished done", "end 1 0 0"])
+        #expect(recorder.events.withLock { $0 }.contains("progress"))
+        #expect(recorder.events.withLock { $0 }.last == "end 1 0 0")
+    }
+
+    @Test func cancelPausesWithThePartialKept() throws {
+        let (store, directory, _, _) = try Self.setUp("cancel", size: 2_000_000, query: "rate=500000")
+        var configuration = DownloadConfiguration(directory: directory.appendingPathComponent("media").path)
+        configuration.checkpointInterval = 64 << 10
+        let manager = DownloadManager(store: store, fetcher: Fetcher(), configuration: configuration)
+        try manager.queue(DownloadSelection())
+        let partial = try #require(try store.makeContext().downloads().first).partialPath
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<DownloadSummary?>(nil)
+        Thread {
+            let summary = manager.run()
+            result.withLock { $0 = summary }
+            done.signal()
+        }.start()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, ((try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? NSNumber)??.intValue ?? 0) < 300_000 {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        manager.cancel()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let summary = try #require(result.withLock { $0 })
+        #expect(summary.paused == 1 && summary.completed == 0)
+        let row = try #require(try store.makeContext().downloads().first)
+        let size = (try FileManager.default.attributesOfItem(atPath: partial)[.size] as? NSNumber)?.intValue ?? -1
+        #expect(row.state == .paused && row.committedOffset == Int64(size) && size >= 300_000 && size < 2_000_000)
+        // After resume(), a later run goes on from the committed offset and completes.
+        manager.resume()
+        let again = manager.run()
+        #expect(again.completed == 1 && again.bytes == Int64(2_000_000 - size))
+        #expect(try store.makeContext().downloads().first?.state == .done)
+    }
+}
