@@ -23,6 +23,8 @@ package struct Schema: Sendable {
         ALTER TABLE feeds ADD COLUMN refresh_hint REAL;
         ALTER TABLE feeds ADD COLUMN max_age REAL;
         ALTER TABLE feeds ADD COLUMN expires REAL;
+        """
+
     /// Version 7: the enclosure download tracker, one row per enclosure URL (and per file path): the final URL, the
     /// strong validator, the expected length, the committed (flushed) offset of the `.download` partial, the state,
     /// attempts and last error, and a lease (owner, expiry, epoch) like a feed's, so two `download` processes never

@@ -24,6 +24,8 @@ enum PostgresSchema {
         ALTER TABLE feeds ADD COLUMN refresh_hint double precision;
         ALTER TABLE feeds ADD COLUMN max_age double precision;
         ALTER TABLE feeds ADD COLUMN expires timestamptz;
+        """
+
     /// Version 4: the enclosure download tracker (see SQLite's version 7), with a partial index over the open rows that
     /// a claim (`FOR UPDATE SKIP LOCKED`) reads.
     static let version4 = """
