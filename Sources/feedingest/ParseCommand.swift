@@ -100,6 +100,7 @@ enum ParseCommand {
             json.beginObject()
             var summary = summary
             summary.source = Redaction.redactedURL(summary.source)
+            summary.metadata = summary.metadata.redactingPasswords()
             summary.writeFields(to: &json)
             switch error {
             case .parse(let error)?:

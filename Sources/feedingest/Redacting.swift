@@ -33,3 +33,27 @@ extension Article {
         return article
     }
 }
+
+extension FeedMetadata {
+    /// A copy for output (`parse --report`): the feed's id, links, hubs, images, next page and people's `uri` with their passwords
+    /// replaced by `***`.
+    func redactingPasswords() -> FeedMetadata {
+        var metadata = self
+        let redact = Redaction.redactedURL
+        metadata.link = link.map(redact)
+        metadata.selfLink = selfLink.map(redact)
+        metadata.hubs = hubs.map(redact)
+        metadata.image = image.map(redact)
+        metadata.icon = icon.map(redact)
+        metadata.nextURL = nextURL.map(redact)
+        metadata.id = id.map(redact)
+        if var details = imageDetails {
+            details.url = details.url.map(redact)
+            details.link = details.link.map(redact)
+            metadata.imageDetails = details
+        }
+        if var publisher { publisher.uri = publisher.uri.map(redact); metadata.publisher = publisher }
+        for index in metadata.authors.indices { metadata.authors[index].uri = authors[index].uri.map(redact) }
+        return metadata
+    }
+}

@@ -126,4 +126,21 @@ struct RedactionCommandTests {
         #expect(reportText.contains("user:***@127.0.0.1"))
         Self.expectNoSecret([("parse stdout", parsed.stdout), ("parse stderr", parsed.stderr), ("parse --report", reportText)])
     }
+
+    @Test func watchOutputAndMetricsShowMaskedURLs() throws {
+        let scenario = try Scenario("watch")
+        defer { try? FileManager.default.removeItem(at: scenario.directory) }
+        let metrics = scenario.directory.appendingPathComponent("feedingest.prom")
+        let watch = try WatchProcess(["watch", scenario.list.path, "--store", scenario.store, "--min-interval", "0",
+                                      "--max-interval", "1s", "--metrics-file", metrics.path], in: scenario.directory)
+        #expect(watch.waitUntil(20) { watch.articles.count >= 2 && watch.stderr.contains("user:***@127.0.0.1") }, "\(watch.stderr)")
+        #expect(watch.waitUntil(20) { FileManager.default.fileExists(atPath: metrics.path) })
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+        let articles = watch.articles
+        #expect(articles.count >= 2)
+        #expect(articles.allSatisfy { ($0["feed"] as? String)?.contains("user:***@127.0.0.1") == true })
+        let metricsText = (try? String(contentsOf: metrics, encoding: .utf8)) ?? ""
+        Self.expectNoSecret([("watch stdout", watch.output.joined(separator: "\n")), ("watch stderr", watch.stderr),
+                             ("the metrics file", metricsText)])
+    }
 }
