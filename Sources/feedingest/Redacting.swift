@@ -10,6 +10,7 @@ extension Article {
     /// people's `uri`, podcast transcripts and chapters) with its password replaced by `***`. Text (titles, summary,
     /// content) is the publisher's and is left as it is. Costs one scan for `@` per field when no URL has credentials.
     func redactingPasswords() -> Article {
+        guard mayCarryCredentials else { return self }
         var article = self
         let redact = Redaction.redactedURL
         article.feed = redact(feed)
@@ -31,6 +32,18 @@ extension Article {
             article.podcast = podcast
         }
         return article
+    }
+}
+
+extension Article {
+    /// Whether any URL field has an `@` (credentials need one): when none has, the article is written as it is, with no
+    /// copy (the common case; `parse` of a 200 MB feed stays within its memory bound).
+    private var mayCarryCredentials: Bool {
+        func has(_ text: String?) -> Bool { text?.utf8.contains(UInt8(ascii: "@")) ?? false }
+        return has(feed) || has(id) || has(link) || has(image) || has(comments) || has(commentsFeed) || has(externalURL)
+            || has(bannerImage) || has(contentSource?.href) || enclosures.contains { has($0.url) } || links.contains { has($0.href) }
+            || authors.contains { has($0.uri) } || contributors.contains { has($0.uri) }
+            || podcast.map { has($0.chaptersURL) || $0.transcripts.contains { has($0.url) } } ?? false
     }
 }
 
