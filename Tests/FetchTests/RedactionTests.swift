@@ -67,6 +67,13 @@ struct RedactionTests {
         }
     }
 
+    @Test func aFetchErrorDescribesItsURLWithoutThePasswordAndKeepsIt() {
+        let url = "http://user:s3cret@127.0.0.1:9/feed.xml"
+        let error = FetchError(kind: .connectionRefused, message: "redirected to http://user:s3cret@127.0.0.1:10/x", url: url)
+        #expect(error.description == "http://user:***@127.0.0.1:9/feed.xml: redirected to http://user:***@127.0.0.1:10/x")
+        #expect(error.url == url)
+    }
+
     @Test func theFetchStillCarriesTheCredentialsOfTheRequest() {
         // Redaction makes display copies only: a request keeps its URL as given.
         let request = FetchRequest(url: URL(string: "http://user:s3cret@127.0.0.1:9/feed.xml")!)
