@@ -17,6 +17,8 @@ struct RedactionTests {
         // IPv6 hosts, with and without a port.
         ("http://user:s3cret@[::1]:8080/feed", "http://user:***@[::1]:8080/feed"),
         ("http://user:s3cret@[2001:db8::1]/feed", "http://user:***@[2001:db8::1]/feed"),
+        // A password without a user.
+        ("http://:s3cret@127.0.0.1/feed", "http://:***@127.0.0.1/feed"),
         // A user without a password: nothing to hide.
         ("http://user@127.0.0.1/feed", "http://user@127.0.0.1/feed"),
         // No user information; `@` and `:` later in the URL are not credentials.
