@@ -52,6 +52,11 @@ struct RedactionCommandTests {
         let scenario = try Scenario("ingest")
         defer { try? FileManager.default.removeItem(at: scenario.directory) }
         let report = scenario.directory.appendingPathComponent("report.json")
+        // A line libcurl refuses (a bad IPv6 host) is reported with its text, masked.
+        let handle = try FileHandle(forWritingTo: scenario.list)
+        handle.seekToEndOfFile()
+        handle.write(Data("http://user:\(Self.secret)@[zz]/feed.xml\n".utf8))
+        try handle.close()
         let ingest = try scenario.run([scenario.list.path, "--store", scenario.store, "--report", report.path])
         #expect(ingest.status == 1)  // the dead port and the feed without credentials fail
 
@@ -72,6 +77,8 @@ struct RedactionCommandTests {
         #expect(ingest.stderr.contains(masked))
         let reportText = try String(contentsOf: report, encoding: .utf8)
         #expect(reportText.contains(masked))
+        #expect(reportText.contains("http://user:***@[zz]/feed.xml"))
+        #expect(ingest.stderr.contains("[zz]"))
         Self.expectNoSecret([("stdout", ingest.stdout), ("stderr", ingest.stderr), ("the run report", reportText)])
 
         let feeds = try scenario.run(["feeds", "--store", scenario.store])
