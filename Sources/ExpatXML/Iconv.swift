@@ -128,7 +128,11 @@ final class IconvTranscoder {
         if isFinal {
             var outPointer: UnsafeMutablePointer<CChar>? = output
             var outLeft = outputCapacity
-            _ = iconv(descriptor, nil, nil, &outPointer, &outLeft)  // flush a stateful encoding's shift sequence
+            // Flush a stateful encoding's shift sequence (iconv(3): a null input resets to the initial state).
+            if iconv(descriptor, nil, nil, &outPointer, &outLeft) == -1 {
+                let code = errno
+                throw ExpatXMLError(code: .unsupportedEncoding, message: "iconv failed to end the document: \(String(cString: strerror(code)))")
+            }
             let produced = outputCapacity - outLeft
             if produced > 0 { try sink(UnsafeRawBufferPointer(start: output, count: produced)) }
         }

@@ -794,7 +794,13 @@ struct ParserState {
         state.pointee.pendingError = PendingError(
             code: code, message: message, line: Int(XML_GetCurrentLineNumber(expat)),
             column: Int(XML_GetCurrentColumnNumber(expat)), byteOffset: Int64(XML_GetCurrentByteIndex(expat)))
-        if state.pointee.insideExpat { XML_StopParser(expat, 0) }
+        // XML_StopParser fails only when expat has already finished or stopped (XML_ERROR_FINISHED, …); the pending
+        // error is thrown either way once XML_Parse returns, and the refusal is named in it rather than dropped.
+        if state.pointee.insideExpat, XML_StopParser(expat, 0) != XML_STATUS_OK {
+            let stopCode = XML_GetErrorCode(expat)
+            let reason = XML_ErrorString(stopCode).map { String(cString: $0) } ?? "expat error \(stopCode.rawValue)"
+            state.pointee.pendingError?.message += " (XML_StopParser refused: \(reason))"
+        }
     }
 }
 

@@ -164,3 +164,36 @@ struct InflaterTests {
         #expect(result.bodySHA256 == SHA256.hash(compressed))  // the file's bytes, as read
     }
 }
+
+/// zlib's results checked for real: `finish()` ends zlib's stream with `inflateEnd`, and a gzip member given after it
+/// makes zlib itself refuse `inflateReset` on the ended stream (`Z_STREAM_ERROR`), which comes back as a typed
+/// ``InflateError`` naming the call and zlib's code instead of a silent restart or a crash.
+@Suite("Inflater: checked zlib results")
+struct InflaterCheckedResultTests {
+    @Test func aMemberAfterFinishIsZlibsStreamError() throws {
+        let member = Compress.gzip(Data("<rss/>".utf8))
+        let inflater = Inflater(format: .gzip)
+        var output = Data()
+        try InflaterTests.feed(inflater, member) { output.append(contentsOf: $0); return true }
+        try inflater.finish()
+        #expect(output == Data("<rss/>".utf8))
+        #expect(inflater.isComplete)
+        do {
+            try InflaterTests.feed(inflater, member)
+            Issue.record("a member after finish() was inflated")
+        } catch {
+            #expect(error.kind == .streamError)
+            #expect(error.zlibCode == ZlibCode(rawValue: -2))  // Z_STREAM_ERROR
+            #expect(error.message.contains("inflateReset"))
+        }
+        // Every later call repeats the error.
+        #expect(throws: InflateError.self) { try inflater.finish() }
+    }
+
+    @Test func finishTwiceIsFine() throws {
+        let inflater = Inflater(format: .automatic)
+        try InflaterTests.feed(inflater, Compress.zlib(Data("x".utf8)))
+        try inflater.finish()
+        try inflater.finish()
+    }
+}
