@@ -91,3 +91,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer harnesses (`make fuzz`): one executable whose entry is LLVMFuzzerTestOneInput, built only when
+// FEEDINGEST_FUZZ is set, with -sanitize=fuzzer,address, so the ordinary build and `--build-tests` never see it.
+if Context.environment["FEEDINGEST_FUZZ"] != nil {
+    package.products.append(.executable(name: "feedingest-fuzz", targets: ["FeedingestFuzz"]))
+    package.targets.append(.executableTarget(
+        name: "FeedingestFuzz",
+        dependencies: ["ExpatXML", "Syndication", "SafeHTML", "Fetch", "Ingest"],
+        path: "Fuzz/FeedingestFuzz",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+    ))
+}
