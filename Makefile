@@ -2,7 +2,7 @@
 SWIFT ?= swift
 WERROR := -Xswiftc -warnings-as-errors
 
-.PHONY: setup build run bench bench-store bench-fetch test clean
+.PHONY: setup build run bench bench-store bench-fetch test test-asan test-tsan fuzz fuzz-build fuzz-smoke clean
 
 setup:
 	@bash scripts/setup.sh
@@ -40,6 +40,25 @@ bench-fetch: setup
 test: setup
 	$(SWIFT) build --build-tests $(WERROR)
 	bash scripts/offline.sh $(SWIFT) test --skip-build
+
+# Fuzzing (Fuzz/FeedingestFuzz, scripts/fuzz.sh): libFuzzer harnesses in one binary, built with the fuzzer and the
+# address sanitizer in a scratch path of their own, so the ordinary build is untouched. Each harness runs FUZZ_TIME
+# seconds (default 60); HARNESS="feed html" picks some; FUZZ_JOBS=2 forks that many workers per harness. Found inputs
+# land in .build/fuzz/work/artifacts/<harness>/ and fail the target.
+FUZZ_TIME ?= 60
+FUZZ_JOBS ?= 1
+HARNESS ?=
+fuzz-build: setup
+	FEEDINGEST_FUZZ=1 $(SWIFT) build -c release --scratch-path .build/fuzz --disable-dead-strip --sanitize=fuzzer \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing $(WERROR) --product feedingest-fuzz
+
+fuzz: fuzz-build
+	FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz.sh $(HARNESS)
+
+# The bounded run CI does (part of make test): every harness for FUZZ_SMOKE_TIME seconds (default 5).
+FUZZ_SMOKE_TIME ?= 5
+fuzz-smoke: fuzz-build
+	FUZZ_TIME=$(FUZZ_SMOKE_TIME) FUZZ_WORK=.build/fuzz/smoke bash scripts/fuzz.sh
 
 clean:
 	rm -rf .build

@@ -107,11 +107,16 @@ final class IconvTranscoder {
             if result == -1 {
                 let code = errno
                 if code == EILSEQ || (code == EINVAL && isFinal) {
-                    // Invalid in this charset, or cut off by the end of the document: one byte becomes U+FFFD.
-                    (output + produced).withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
+                    // Invalid in this charset, or cut off by the end of the document: one byte becomes U+FFFD. What came
+                    // before goes to expat first, then the replacement, which is counted only once expat took it: an
+                    // error before it stops the parse first, so the count never depends on how far ahead of expat the
+                    // transcoder ran, that is on how the document was split (found by fuzzing).
+                    if produced > 0 { try sink(UnsafeRawBufferPointer(start: output, count: produced)) }
+                    produced = 0
+                    output.withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
                         replacement[0] = 0xEF; replacement[1] = 0xBF; replacement[2] = 0xBD
                     }
-                    produced += 3
+                    try sink(UnsafeRawBufferPointer(start: output, count: 3))
                     replacements += 1
                     inPointer = inPointer! + 1
                     inLeft -= 1
