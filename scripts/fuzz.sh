@@ -73,6 +73,7 @@ for harness in "${harnesses[@]}"; do
   esac
   corpus="$work/corpus/$harness"
   artifacts="$work/artifacts/$harness"
+  rm -rf "$artifacts"   # the inputs of an earlier run are in its log; this run's findings alone fail it
   mkdir -p "$corpus" "$artifacts"
   log="$work/$harness.log"
   fork=()
