@@ -91,8 +91,10 @@ final class Recorder: XMLEventHandler {
     func startDoctype(name: XMLBytes, systemID: XMLBytes, publicID: XMLBytes) { events.append("doctype \(name.string)") }
 }
 
-/// DESIGN.md's ExpatXML contract: the events, the error (code and position) and the parser's findings do not depend
-/// on how the bytes were split.
+/// DESIGN.md's ExpatXML contract: the events and the error (code and position) do not depend on how the bytes were
+/// split, nor, for a document that parsed, the parser's findings (encoding, repair and replacement counts). After an
+/// error those counts say how far decoding had got, which may run ahead of expat by one transcoded chunk (README,
+/// "Limits and security"); batching is what keeps a document with many bad bytes linear.
 func xmlChunking(_ bytes: UnsafeRawBufferPointer, repairs: Bool) {
     var configuration = ExpatXMLConfiguration()
     configuration.repairsMalformedInput = repairs
@@ -100,14 +102,13 @@ func xmlChunking(_ bytes: UnsafeRawBufferPointer, repairs: Bool) {
     func run(_ pieces: [UnsafeRawBufferPointer]) -> [String] {
         let recorder = Recorder()
         let parser = XMLPushParser(handler: recorder, configuration: configuration)
-        var outcome = "ok"
         do {
             for piece in pieces { try parser.parse(piece) }
             try parser.finish()
         } catch {
-            outcome = "error \(error.code.rawValue) at \(error.line):\(error.column) (byte \(error.byteOffset))"
+            return recorder.events + ["error \(error.code.rawValue) at \(error.line):\(error.column) (byte \(error.byteOffset))"]
         }
-        return recorder.events + [outcome, "encoding \(parser.encoding.map { "\($0)" } ?? "nil")", "repairs \(parser.repairs.counts)",
+        return recorder.events + ["ok", "encoding \(parser.encoding.map { "\($0)" } ?? "nil")", "repairs \(parser.repairs.counts)",
                                   "replacements \(parser.encodingReplacements)"]
     }
     let whole = run([bytes])
