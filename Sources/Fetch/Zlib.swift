@@ -158,6 +158,8 @@ public final class Inflater {
     private var initialized = false
     /// ``finish()`` ended zlib's stream: the inflater does not start another.
     private var ended = false
+    /// Zero padding followed the last member: only more zeros may come.
+    private var inPadding = false
     private var memberEnded = false
     private var failure: InflateError?
     private var prefix: [UInt8] = []
@@ -293,12 +295,15 @@ public final class Inflater {
             if memberEnded {
                 guard stream.pointee.avail_in > 0 else { return true }
                 let next = stream.pointee.next_in!
-                if allowsMembers && next.pointee == 0x1F {
+                if allowsMembers && next.pointee == 0x1F && !inPadding {
                     // Another gzip member follows: start over with the same settings (inflateReset keeps windowBits).
                     try check(inflateReset(stream), "inflateReset")
                     memberEnded = false
                 } else if next.pointee == 0 {
-                    // Zero padding after the last member, which some tools write: skip it, like gzip(1) does.
+                    // Zero padding after the last member, which some tools write: skip it, like gzip(1) does. After
+                    // padding nothing but more padding may follow, a gzip magic included, however the bytes were
+                    // split (found by fuzzing: a member after zeros was trailing data in one chunk, inflated in two).
+                    inPadding = true
                     var count = Int(stream.pointee.avail_in)
                     var pointer = next
                     while count > 0 && pointer.pointee == 0 { pointer += 1; count -= 1 }

@@ -197,3 +197,39 @@ struct InflaterCheckedResultTests {
         try inflater.finish()
     }
 }
+
+/// Inputs the `inflate` fuzz harness found (Fuzz/FeedingestFuzz), minimised.
+@Suite("Inflater: fuzz regressions")
+struct InflaterFuzzRegressionTests {
+    /// A member, zero padding, then another gzip member: trailing data whatever the split. It used to be trailing data
+    /// when the padding and the member came in one chunk, and a second member when a chunk ended inside the padding.
+    @Test func aMemberAfterZeroPaddingIsTrailingDataWhateverTheSplit() throws {
+        let member = Compress.gzip(Data("<rss/>".utf8))
+        let input = member + Data([0, 0, 0]) + member
+        var outcomes: Set<String> = []
+        for cut in 0...input.count {
+            let inflater = Inflater(format: .automatic)
+            var output = Data()
+            do {
+                try InflaterTests.feed(inflater, input.prefix(cut)) { output.append(contentsOf: $0); return true }
+                try InflaterTests.feed(inflater, input.dropFirst(cut)) { output.append(contentsOf: $0); return true }
+                try inflater.finish()
+                outcomes.insert("ok \(output.count)")
+            } catch {
+                outcomes.insert("\(error.kind) at \(error.inputOffset), \(output.count) bytes out")
+            }
+        }
+        #expect(outcomes == ["trailingData at \(member.count + 3), 6 bytes out"])
+    }
+
+    /// Padding alone after the last member is still fine, in any split.
+    @Test func zeroPaddingAloneIsFine() throws {
+        let input = Compress.gzip(Data("<rss/>".utf8)) + Data(repeating: 0, count: 5)
+        for cut in 0...input.count {
+            let inflater = Inflater(format: .gzip)
+            try InflaterTests.feed(inflater, input.prefix(cut))
+            try InflaterTests.feed(inflater, input.dropFirst(cut))
+            try inflater.finish()
+        }
+    }
+}
