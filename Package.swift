@@ -103,3 +103,15 @@ if Context.environment["FEEDINGEST_FUZZ"] != nil {
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))
 }
+
+// ThreadSanitizer builds (`make test-tsan`): every module that uses Synchronization.Mutex gets, through its
+// TSanMutex.swift, a pthread-mutex lock of the same shape that TSan can see (Sanitizers/TSanMutex explains why).
+if Context.environment["FEEDINGEST_TSAN"] != nil {
+    package.targets.append(.target(name: "TSanMutex", path: "Sanitizers/TSanMutex"))
+    let users: Set<String> = ["ExpatXML", "Fetch", "Ingest", "Reachability", "feedingest", "ArticleStoreTests", "FetchTests",
+                              "FileWatchTests", "IngestTests", "TestSupport", "feedingestTests", "ExpatBench", "FetchBench", "StoreBench"]
+    for target in package.targets where users.contains(target.name) {
+        target.dependencies.append("TSanMutex")
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("FEEDINGEST_TSAN")]
+    }
+}
