@@ -113,6 +113,15 @@ func xmlChunking(_ bytes: UnsafeRawBufferPointer, repairs: Bool) {
     }
     let whole = run([bytes])
     let split = run(chunks(bytes))
+    // libexpat 2.5's own chunk dependence, left as is (README, "Limits and security"): junk after the root element is
+    // reported as "junk after document element" or, when the junk's first token arrived whole, as "invalid token" a
+    // few bytes further on. The events are the same.
+    let epilogCodes: Set<String> = ["4", "9"]
+    func code(_ outcome: [String]) -> String? { outcome.last?.hasPrefix("error ") == true ? String(outcome.last!.split(separator: " ")[1]) : nil }
+    if whole != split, whole.dropLast() == split.dropLast(), let a = code(whole), let b = code(split), a != b, epilogCodes.contains(a),
+       epilogCodes.contains(b) {
+        return
+    }
     if whole != split {
         let index = zip(whole, split).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(whole.count, split.count)
         violated("XML events depend on chunking (repairs \(repairs)), splits \(splits(bytes)), first difference at \(index): "

@@ -272,6 +272,11 @@ final class InputRepairFilter {
                         guard let opened = markup(at: index, in: base, count: count, isFinal: isFinal) else {
                             try keep(from: index); break scanning
                         }
+                        // A `<` before the root that starts neither a name nor `!`/`?` markup (`<\0df:RDF`, whose NUL is
+                        // removed below) may still be the root start tag once repaired. The filter has not recognised
+                        // it, so it adds declarations to no later element either: declaring them on a child instead made
+                        // the root's own declarations of those prefixes vanish, or not, depending on the split (fuzzing).
+                        if opened.mode == .tag && opened.length == 1 { rootSeen = true }
                         mode = opened.mode
                         index += opened.length
                         continue

@@ -85,3 +85,35 @@ extension FuzzRegressionTests {
         }
     }
 }
+
+extension FuzzRegressionTests {
+    /// Minimised from the fuzzer's find in an RSS 1.0 test feed: a root start tag `<\0df:RDF` whose NUL the repair
+    /// filter removes. The filter then took `<channel>` for the root, declared `rdf` on it, and the real root's own
+    /// `xmlns:rdf` event was hidden as if it were the filter's, in one chunk but not in two. Now every split reports it.
+    @Test func aRootTagRepairedIntoShapeKeepsItsOwnDeclarations() {
+        let document = "<!--c-->\n<\0df:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns=\"http://purl.org/rss/1.0/\">\n"
+            + "<channel rdf:about=\"http://127.0.0.1/\"/>\n</rdf:RDF>\n"
+        var configuration = ExpatXMLConfiguration()
+        configuration.repairsMalformedInput = true
+        let bytes = Array(document.utf8)
+        let whole = ChunkingOutcome.parse(bytes, split: .whole, configuration: configuration)
+        #expect(whole.events.contains("map rdf=http://www.w3.org/1999/02/22-rdf-syntax-ns#"))
+        for split in [ChunkingSplit.byteByByte, .offsets([60]), .offsets([100])] {
+            let outcome = ChunkingOutcome.parse(bytes, split: split, configuration: configuration)
+            #expect(outcome == whole, "\(split): \(whole.firstDifference(from: outcome))")
+        }
+    }
+
+    /// Found by the fuzzer and left as libexpat 2.5 does it (README, "Limits and security"): junk after the root whose
+    /// first token is cut by a chunk boundary is "junk after document element" at its first byte, and "invalid token" a
+    /// few bytes on when it arrives whole. Everything before the error is the same, and both name the junk.
+    @Test func junkAfterTheRootIsOneOfTwoErrorsAndNothingElseDiffers() {
+        let bytes = Array("<a/>\nsin-=\"x\"".utf8)
+        let whole = ChunkingOutcome.parse(bytes, split: .whole, configuration: .init())
+        let cut = ChunkingOutcome.parse(bytes, split: .offsets([6]), configuration: .init())
+        #expect(whole.events == cut.events)
+        #expect(whole.error?.code == .invalidToken)
+        #expect(cut.error?.code == .junkAfterDocumentElement)
+        #expect(whole.error.map { $0.byteOffset >= 5 } == true && cut.error?.byteOffset == 5)
+    }
+}
