@@ -35,11 +35,31 @@ bench-store: setup
 bench-fetch: setup
 	$(SWIFT) run -c release $(WERROR) feedingest-fetch-bench $(ARGS)
 
-# The whole test suite, warnings as errors, run offline: in a network namespace with only loopback.
+# The whole test suite, warnings as errors, run offline: in a network namespace with only loopback; then the thread
+# sanitizer over the concurrency suites and a few seconds of each fuzz harness (both defined below).
 # .ci/run calls exactly this.
 test: setup
 	$(SWIFT) build --build-tests $(WERROR)
 	bash scripts/offline.sh $(SWIFT) test --skip-build
+	$(MAKE) test-tsan
+	$(MAKE) fuzz-smoke
+
+# Sanitizers, each in a scratch path of its own so the ordinary build is untouched. test-asan: the address sanitizer
+# over the whole suite (leak detection off: the Swift runtime and libcurl keep process-lifetime allocations). test-tsan:
+# the thread sanitizer over the concurrency suites (Ingest with its store threads and observers, Fetch's transfer thread,
+# the store engines, the CLI end to end), with Synchronization.Mutex replaced by a pthread-mutex lock TSan can see
+# (Sanitizers/TSanMutex). Any report stops the process (halt_on_error), so a race or a memory error fails the run.
+# Peak-memory tests are skipped under both (FEEDINGEST_SANITIZER): shadow memory breaks their bounds.
+TSAN_SUITES ?= IngestTests|FetchTests|ArticleStoreTests|feedingestTests
+test-asan: setup
+	$(SWIFT) build --build-tests --scratch-path .build/asan --sanitize=address $(WERROR)
+	FEEDINGEST_SANITIZER=address ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+		bash scripts/offline.sh $(SWIFT) test --skip-build --scratch-path .build/asan --sanitize=address
+
+test-tsan: setup
+	FEEDINGEST_TSAN=1 $(SWIFT) build --build-tests --scratch-path .build/tsan --sanitize=thread $(WERROR)
+	FEEDINGEST_TSAN=1 FEEDINGEST_SANITIZER=thread TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		bash scripts/offline.sh $(SWIFT) test --skip-build --scratch-path .build/tsan --sanitize=thread --filter '$(TSAN_SUITES)'
 
 # Fuzzing (Fuzz/FeedingestFuzz, scripts/fuzz.sh): libFuzzer harnesses in one binary, built with the fuzzer and the
 # address sanitizer in a scratch path of their own, so the ordinary build is untouched. Each harness runs FUZZ_TIME
