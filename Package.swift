@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
+        .library(name: "SafeHTML", targets: ["SafeHTML"]),
         .library(name: "Ingest", targets: ["Ingest"]),
         .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "Reachability", targets: ["Reachability"]),
@@ -37,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
@@ -45,7 +47,9 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON"]),
+        // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
+        .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
@@ -81,6 +85,7 @@ let package = Package(
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "Scheduling", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
+        .testTarget(name: "SafeHTMLTests", dependencies: ["SafeHTML"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport"]),
@@ -97,3 +102,27 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer harnesses (`make fuzz`): one executable whose entry is LLVMFuzzerTestOneInput, built only when
+// FEEDINGEST_FUZZ is set, with -sanitize=fuzzer,address, so the ordinary build and `--build-tests` never see it.
+if Context.environment["FEEDINGEST_FUZZ"] != nil {
+    package.products.append(.executable(name: "feedingest-fuzz", targets: ["FeedingestFuzz"]))
+    package.targets.append(.executableTarget(
+        name: "FeedingestFuzz",
+        dependencies: ["ExpatXML", "Syndication", "SafeHTML", "Fetch", "Ingest"],
+        path: "Fuzz/FeedingestFuzz",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+    ))
+}
+
+// ThreadSanitizer builds (`make test-tsan`): every module that uses Synchronization.Mutex gets, through its
+// TSanMutex.swift, a pthread-mutex lock of the same shape that TSan can see (Sanitizers/TSanMutex explains why).
+if Context.environment["FEEDINGEST_TSAN"] != nil {
+    package.targets.append(.target(name: "TSanMutex", path: "Sanitizers/TSanMutex"))
+    let users: Set<String> = ["ExpatXML", "Fetch", "Ingest", "Reachability", "Watch", "Downloads", "feedingest", "DownloadsTests", "ArticleStoreTests", "FetchTests",
+                              "FileWatchTests", "IngestTests", "TestSupport", "feedingestTests", "ExpatBench", "FetchBench", "StoreBench"]
+    for target in package.targets where users.contains(target.name) {
+        target.dependencies.append("TSanMutex")
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("FEEDINGEST_TSAN")]
+    }
+}

@@ -92,6 +92,8 @@ final class InputRepairFilter {
     @exclusivity(unchecked) private var declaredEntities: Set<String> = []
     @exclusivity(unchecked) private var hasDoctype = false
     @exclusivity(unchecked) private var carry: [UInt8] = []
+    /// The search for the root start tag's end in `carry`, which then starts with its `<`.
+    @exclusivity(unchecked) private var rootTagSearch = RootTagSearch()
     private let validatesUTF8: Bool
     @exclusivity(unchecked) private(set) var repairs = XMLRepairs()
 
@@ -245,9 +247,12 @@ final class InputRepairFilter {
                             // Look for the tag's end within 64 KiB of its start, however the bytes were split:
                             // a longer root tag is left to expat, in one piece or in many.
                             let limit = Self.maximumRootTagBytes
-                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: min(count, index + limit)) else {
+                            // The kept bytes start with this `<`; what was searched of them before is not searched again.
+                            if index != 0 { rootTagSearch = RootTagSearch() }
+                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: min(count, index + limit), resuming: &rootTagSearch) else {
                                 if !isFinal && count - index < limit { try keep(from: index); break scanning }
                                 rootSeen = true
+                                rootTagSearch = RootTagSearch()
                                 continue
                             }
                             rootSeen = true
@@ -267,6 +272,11 @@ final class InputRepairFilter {
                         guard let opened = markup(at: index, in: base, count: count, isFinal: isFinal) else {
                             try keep(from: index); break scanning
                         }
+                        // A `<` before the root that starts neither a name nor `!`/`?` markup (`<\0df:RDF`, whose NUL is
+                        // removed below) may still be the root start tag once repaired. The filter has not recognised
+                        // it, so it adds declarations to no later element either: declaring them on a child instead made
+                        // the root's own declarations of those prefixes vanish, or not, depending on the split (fuzzing).
+                        if opened.mode == .tag && opened.length == 1 { rootSeen = true }
                         mode = opened.mode
                         index += opened.length
                         continue
@@ -446,9 +456,10 @@ final class InputRepairFilter {
     }
 
     /// The index of the `>` that ends the tag starting at `start`, outside quoted values; `nil` if not in the buffer.
-    private static func tagEnd(from start: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int? {
-        var quote: UInt8 = 0
-        var index = start + 1
+    private static func tagEnd(from start: Int, in base: UnsafePointer<UInt8>, count: Int,
+                               resuming search: inout RootTagSearch) -> Int? {
+        var quote = search.quote
+        var index = max(start + 1, start + search.scanned)
         while index < count {
             let byte = base[index]
             if quote != 0 {
@@ -456,11 +467,23 @@ final class InputRepairFilter {
             } else if byte == 0x22 || byte == 0x27 {
                 quote = byte
             } else if byte == 0x3E {
+                search = RootTagSearch()
                 return index
             }
             index += 1
         }
+        search = RootTagSearch(scanned: max(1, index - start), quote: quote)
         return nil
+    }
+
+    /// How far the search for the root start tag's `>` got in the bytes kept for the next chunk, so that a root tag
+    /// arriving in many small pieces is searched once, not once per piece (fuzzing found a 23 KB tag of repaired bytes
+    /// that took 21 s: the whole kept tag was searched again for every piece).
+    struct RootTagSearch {
+        /// Bytes from the `<` already searched.
+        var scanned = 0
+        /// The quote open at that point, or 0.
+        var quote: UInt8 = 0
     }
 
     /// Collects the names of `<!ENTITY name …>` declarations (not parameter entities) from the DOCTYPE's text.
