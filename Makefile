@@ -24,6 +24,7 @@ run: setup
 # Pass options with ARGS, e.g. make bench ARGS="--only http --quick".
 bench: setup
 	$(SWIFT) build -c release $(WERROR) --product feedingest
+	$(SWIFT) build -c release $(WERROR) --product feedingest-cnoop
 	$(SWIFT) run -c release $(WERROR) feedingest-bench $(ARGS)
 
 # The store's throughput (ArticleStore alone, then parsing the 200 MB fixture into a fresh store: pass

@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "SystemdNotify", targets: ["SystemdNotify"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
+        .executable(name: "feedingest-cnoop", targets: ["CExpatNoopCommand"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
         .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
     ],
@@ -56,6 +57,9 @@ let package = Package(
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
+        // The whole-process floor: a C program that parses a file with raw libexpat and no-op handlers (`make bench`'s
+        // `process` section runs it beside `feedingest parse`).
+        .executableTarget(name: "CExpatNoopCommand", dependencies: ["CExpatNoop"], path: "Benchmarks/CExpatNoopCommand"),
         .executableTarget(
             name: "ExpatBench",
             dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
