@@ -177,7 +177,7 @@ enum ProcessBench {
         }
         let bench = try stripped(Probe.executablePath())
         let command = try stripped(executable)
-        let cnoop = directory + "/feedingest-cnoop"
+        let cnoop = try stripped(directory + "/feedingest-cnoop")
         let jobs: [(name: String, title: String, path: String, arguments: [String], baseline: String)] = [
             ("c-noop", Variant.cNoop.title, bench, ["--probe", "c-noop", fixture.path], "c-noop"),
             ("byte-api", Variant.byteAPI.title, bench, ["--probe", "byte-api", fixture.path], "c-noop"),
