@@ -3,8 +3,9 @@ SWIFT ?= swift
 WERROR := -Xswiftc -warnings-as-errors
 # The command as run and benchmarked: linked with the static Swift runtime and Foundation, which halves its start-up
 # (issue 18: 26 -> 13 ms a process here). --static-swift-stdlib compiles every module differently, so it builds in a
-# scratch path of its own, beside the ordinary release build the benchmark and the tests use.
-STATIC := --static-swift-stdlib --scratch-path .build/static
+# scratch path of its own, beside the ordinary release build the benchmark and the tests use. Linked with the
+# toolchain's lld: gold warns about glibc's mktemp inside the toolchain's static Foundation; lld does not.
+STATIC := --static-swift-stdlib --scratch-path .build/static -Xswiftc -use-ld=lld
 
 .PHONY: setup build run bench bench-store bench-fetch test clean
 
