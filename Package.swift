@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "Downloads", targets: ["Downloads"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
+        .executable(name: "feedingest-cnoop", targets: ["CExpatNoopCommand"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
         .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
         .executable(name: "feedingest-download-bench", targets: ["DownloadBench"]),
@@ -68,6 +69,9 @@ let package = Package(
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
+        // The whole-process floor: a C program that parses a file with raw libexpat and no-op handlers (`make bench`'s
+        // `process` section runs it beside `feedingest parse`).
+        .executableTarget(name: "CExpatNoopCommand", dependencies: ["CExpatNoop"], path: "Benchmarks/CExpatNoopCommand"),
         .executableTarget(
             name: "ExpatBench",
             dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
