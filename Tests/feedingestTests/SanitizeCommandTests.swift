@@ -91,4 +91,25 @@ struct SanitizeCommandTests {
         #expect(stored.stdout.contains("<em>kept</em>"))
         #expect(!stored.stdout.contains("<iframe"))
     }
+
+    @Test func watchCleansWhatItPrints() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let paths = try write(directory)
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data(paths.joined(separator: "\n").utf8).write(to: list)
+        let store = directory.appendingPathComponent("s.sqlite")
+        let watch = try ChildProcess(CommandRunner.binary.path, ["watch", list.path, "--store", store.path, "--sanitize", "--quiet"],
+                                     capturesStandardError: true)
+        var lines: [String] = []
+        while lines.count < 3, let line = watch.readLine() { lines.append(line) }
+        watch.kill(SIGTERM)
+        #expect(watch.waitUntilExit() == 0)
+        #expect(lines.count == 3)
+        let printed = lines.joined(separator: "\n").lowercased()
+        for needle in ["<script", "onerror", "onclick", "onload", "<iframe", "<svg", "style=", "avascript:"] {
+            #expect(!printed.contains(needle), "\(needle) in \(printed)")
+        }
+        #expect(printed.contains("<em>kept</em>"))
+    }
 }
