@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Fetch", targets: ["Fetch"]),
         .library(name: "XMLFetching", targets: ["XMLFetching"]),
         .library(name: "Syndication", targets: ["Syndication"]),
+        .library(name: "SafeHTML", targets: ["SafeHTML"]),
         .library(name: "Ingest", targets: ["Ingest"]),
         .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "Reachability", targets: ["Reachability"]),
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "Downloads", targets: ["Downloads"]),
         .executable(name: "feedingest", targets: ["feedingest"]),
         .executable(name: "feedingest-bench", targets: ["ExpatBench"]),
+        .executable(name: "feedingest-cnoop", targets: ["CExpatNoopCommand"]),
         .executable(name: "feedingest-store-bench", targets: ["StoreBench"]),
         .executable(name: "feedingest-fetch-bench", targets: ["FetchBench"]),
         .executable(name: "feedingest-download-bench", targets: ["DownloadBench"]),
@@ -37,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
@@ -45,7 +48,9 @@ let package = Package(
         .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON"]),
+        // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
+        .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
@@ -64,6 +69,9 @@ let package = Package(
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
+        // The whole-process floor: a C program that parses a file with raw libexpat and no-op handlers (`make bench`'s
+        // `process` section runs it beside `feedingest parse`).
+        .executableTarget(name: "CExpatNoopCommand", dependencies: ["CExpatNoop"], path: "Benchmarks/CExpatNoopCommand"),
         .executableTarget(
             name: "ExpatBench",
             dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
@@ -81,6 +89,7 @@ let package = Package(
         .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "Scheduling", "CSQLite", "StoreProbe", "TestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
+        .testTarget(name: "SafeHTMLTests", dependencies: ["SafeHTML"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
         .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport"]),
@@ -97,3 +106,27 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The libFuzzer harnesses (`make fuzz`): one executable whose entry is LLVMFuzzerTestOneInput, built only when
+// FEEDINGEST_FUZZ is set, with -sanitize=fuzzer,address, so the ordinary build and `--build-tests` never see it.
+if Context.environment["FEEDINGEST_FUZZ"] != nil {
+    package.products.append(.executable(name: "feedingest-fuzz", targets: ["FeedingestFuzz"]))
+    package.targets.append(.executableTarget(
+        name: "FeedingestFuzz",
+        dependencies: ["ExpatXML", "Syndication", "SafeHTML", "Fetch", "Ingest"],
+        path: "Fuzz/FeedingestFuzz",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+    ))
+}
+
+// ThreadSanitizer builds (`make test-tsan`): every module that uses Synchronization.Mutex gets, through its
+// TSanMutex.swift, a pthread-mutex lock of the same shape that TSan can see (Sanitizers/TSanMutex explains why).
+if Context.environment["FEEDINGEST_TSAN"] != nil {
+    package.targets.append(.target(name: "TSanMutex", path: "Sanitizers/TSanMutex"))
+    let users: Set<String> = ["ExpatXML", "Fetch", "Ingest", "Reachability", "Watch", "Downloads", "feedingest", "DownloadsTests", "ArticleStoreTests", "FetchTests",
+                              "FileWatchTests", "IngestTests", "TestSupport", "feedingestTests", "ExpatBench", "FetchBench", "StoreBench"]
+    for target in package.targets where users.contains(target.name) {
+        target.dependencies.append("TSanMutex")
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("FEEDINGEST_TSAN")]
+    }
+}

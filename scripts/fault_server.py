@@ -6,6 +6,7 @@ Listens on 127.0.0.1 only, on a free port, prints "PORT <n>" on stdout, and serv
 keeps the counters and release signals of concurrent tests apart.
 
     /feed?items=N[&gzip=1][&chunked=1]      a well-formed RSS feed, keep-alive
+    /empty-headers?items=N                  a feed whose Content-Type, Cache-Control, Retry-After and Link are empty
     /headers                                ETag, Last-Modified, Cache-Control, Expires, Link; 304 on If-None-Match
     /stream?token=T[&gzip=1]                the first item, then waits for /release?token=T, then the rest
     /reset?token=T                          two items, waits for /release?token=T, then a TCP reset
@@ -435,6 +436,14 @@ async def route(path, query, headers, record, writer):
         body = text.encode("cp1251")
         writer.write(head(200, [("Content-Type", "application/rss+xml; charset=windows-1251"),
                                 ("Content-Length", len(body))]) + body)
+        return True
+
+    if path == "/empty-headers":
+        # Issue 17 (found by fuzzing): header fields present but empty, or nothing but separators, must not crash the
+        # parsers of Content-Type, Cache-Control, Retry-After and Link.
+        body = whole_feed(items)
+        writer.write(head(200, [("Content-Type", ""), ("Content-Length", len(body)), ("Cache-Control", ","),
+                                ("Retry-After", ""), ("Link", ";"), ("Content-Encoding", "")]) + body)
         return True
 
     if path == "/hold":

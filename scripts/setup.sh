@@ -30,7 +30,7 @@ declare -A libs=(
   [libsystemd]=libsystemd-dev  # sd_notify: watch as a Type=notify systemd service
   [yajl]=libyajl-dev         # JSON Feed: the streaming JSON parser under StreamingJSON
   [uchardet]=libuchardet-dev # the encoding of feeds that declare none and are not UTF-8
-  [libxml-2.0]=libxml2-dev   # Foundation's XMLParser, the benchmark and test baseline, links libxml2
+  [libxml-2.0]=libxml2-dev   # SafeHTML's HTML parser (--sanitize); Foundation's XMLParser, the test baseline, links it too
   [libpq]=libpq-dev          # the PostgreSQL store engine (libpq)
 )
 for module in "${!libs[@]}"; do

@@ -161,20 +161,36 @@ struct Benchmark {
             scale = try ScaleBench.run(executable: executable, rounds: options.quick ? 1 : 3)
         }
 
+        var process: ProcessBench.Result?
+        section(.process) {
+            let fast = try fixture(Fixture.rss20MB)
+            let gzip = try Gzip.ensure(fast.path)
+            let server = try HTTPVariant.startNginx(serving: [fast.path])
+            defer { server.stop() }
+            process = try ProcessBench.run(fixture: fast, gzipPath: gzip, server: server, options: options)
+        }
+        var instructions: [ProcessBench.Count] = []
+        section(.instructions) {
+            let fast = try fixture(Fixture.rss20MB)
+            instructions = try ProcessBench.instructions(fixture: fast, gzipPath: try Gzip.ensure(fast.path))
+        }
+
         let report = BenchmarkReport(
             tool: "feedingest-bench", generatorVersion: FeedGenerator.version, build: isDebugBuild ? "debug" : "release",
             cores: ProcessInfo.processInfo.activeProcessorCount, cpu: Self.cpuModel(), chunkBytes: options.chunkSize,
             rounds: options.rounds, warmupRounds: options.warmupRounds, quick: options.quick,
             sections: Section.allCases.filter(sections.contains).map(\.rawValue), skipped: problems,
             feeds: feeds, memory: memory, http: http, endToEnd: endToEnd, latency: latency, hashes: hashes, json: json, scale: scale,
-            totalSeconds: Double(monotonicNanos() - started) / 1e9, loadAverage: [loadAtStart, Self.loadAverage()])
+            process: process, instructions: instructions, totalSeconds: Double(monotonicNanos() - started) / 1e9, loadAverage: [loadAtStart, Self.loadAverage()])
         Report.printTables(report)
         Report.printJSON(report)
         let foundation: Set<HTTPVariant> = [.foundationContentsOf, .urlSessionData]
         let allVerified = feeds.allSatisfy { $0.variants.allSatisfy { $0.ok || $0.variant == .foundationData } }
             && memory.allSatisfy { $0.ok || $0.variant == .foundationData }
             && http.allSatisfy { $0.variants.allSatisfy { $0.ok || foundation.contains($0.variant) } }
-            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && (json?.ok ?? true) && scale.allSatisfy(\.ok) && problems.isEmpty
+            && endToEnd.allSatisfy(\.ok) && latency.allSatisfy(\.ok) && hashes.allSatisfy(\.ok) && (json?.ok ?? true) && scale.allSatisfy(\.ok)
+            && (process.map { ($0.rows + $0.storeRows).allSatisfy(\.ok) } ?? true) && instructions.allSatisfy { $0.failure == nil }
+            && problems.isEmpty
         return allVerified ? 0 : 1
     }
 
@@ -374,6 +390,10 @@ struct BenchmarkReport: Codable {
     /// The `json` section (JSON Feed), when it ran.
     var json: JSONBench.Result?
     var scale: [ScaleResult]
+    /// The `process` section (whole programs), when it ran.
+    var process: ProcessBench.Result?
+    /// The `instructions` section (callgrind), when it ran.
+    var instructions: [ProcessBench.Count]
     var totalSeconds: Double
     /// The 1-minute load average at the start and at the end: other work on the machine disturbs wall times.
     var loadAverage: [Double]

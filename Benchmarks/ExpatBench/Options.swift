@@ -38,6 +38,11 @@ enum Section: String, CaseIterable, Codable, Sendable {
     /// Scale-out: 1, 2 and 4 processes over 2,000 latency feeds (80% 304) into one PostgreSQL database, beside one
     /// process into SQLite.
     case scale
+    /// Whole programs on the 20 MB RSS file (issue 18): `feedingest parse` (plain and .gz) against the C no-op program
+    /// and fastfeedparser, then over HTTP into SQLite against parse-only of the same URL.
+    case process
+    /// Instruction counts under callgrind: the in-process variants and the whole programs against raw libexpat.
+    case instructions
 }
 
 struct BenchmarkOptions {
@@ -84,6 +89,11 @@ extension Command {
                              hash     SHA-256 and XXH64 alone, in memory (MB/s, ns per call)
                              json     a 20 MB JSON Feed: streaming against JSONSerialization, JSONDecoder and raw yajl,
                                       then peak RSS per variant (20 MB and 200 MB; none with --skip-memory)
+                             process  whole programs on the 20 MB RSS file: feedingest parse (plain, .gz) against the
+                                      C no-op program (feedingest-cnoop) and fastfeedparser (a venv made here from PyPI);
+                                      then 20 MB over HTTP into SQLite against feedingest parse of the same URL
+                             instructions  callgrind instruction counts: in-process variants and whole programs
+                                      against raw libexpat (needs valgrind; several minutes)
           --rounds N       counted rounds (default 7, at least 1; 5 or more for honest figures)
           --quick          fewer rounds, no 200 MB feed, no --jobs 1 latency run (smoke test)
           --fixtures DIR   fixture cache directory (default .build/bench-fixtures)

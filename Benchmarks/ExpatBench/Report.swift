@@ -79,6 +79,7 @@ enum Report {
         lines += commandTables(report)
         lines += HashBench.table(report.hashes, rounds: report.rounds)
         lines += JSONBench.table(report.json, rounds: report.rounds)
+        lines += ProcessBench.tables(report.process, instructions: report.instructions)
         lines += targets(report)
         for (section, why) in report.skipped.sorted(by: { $0.key < $1.key }) {
             lines.append("")

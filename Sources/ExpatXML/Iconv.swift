@@ -99,19 +99,24 @@ final class IconvTranscoder {
         var inPointer: UnsafeMutablePointer<CChar>? = input.isEmpty
             ? nil : UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: CChar.self))
         var inLeft = input.count
+        // Output collects across refused sequences and goes to expat when the buffer is half full or the input is
+        // used up: one call per replacement would make a document full of bad bytes cost a pass over everything
+        // buffered downstream per replacement (found by fuzzing).
+        var pending = 0
         while inLeft > 0 {
-            var outPointer: UnsafeMutablePointer<CChar>? = output
-            var outLeft = outputCapacity - 3  // room for one U+FFFD after whatever iconv writes
+            var outPointer: UnsafeMutablePointer<CChar>? = output + pending
+            var outLeft = outputCapacity - 3 - pending  // room for one U+FFFD after whatever iconv writes
             let result = iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
-            var produced = outputCapacity - 3 - outLeft
+            pending = outputCapacity - 3 - outLeft
+            var full = false
             if result == -1 {
                 let code = errno
                 if code == EILSEQ || (code == EINVAL && isFinal) {
                     // Invalid in this charset, or cut off by the end of the document: one byte becomes U+FFFD.
-                    (output + produced).withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
+                    (output + pending).withMemoryRebound(to: UInt8.self, capacity: 3) { replacement in
                         replacement[0] = 0xEF; replacement[1] = 0xBF; replacement[2] = 0xBD
                     }
-                    produced += 3
+                    pending += 3
                     replacements += 1
                     inPointer = inPointer! + 1
                     inLeft -= 1
@@ -119,16 +124,25 @@ final class IconvTranscoder {
                     // A sequence cut at the end of this chunk: keep it for the next one.
                     carry = Array(UnsafeRawBufferPointer(start: inPointer, count: inLeft))
                     inLeft = 0
-                } else if code != E2BIG {
+                } else if code == E2BIG {
+                    full = true
+                } else {
                     throw ExpatXMLError(code: .unsupportedEncoding, message: "iconv failed: \(String(cString: strerror(code)))")
                 }
             }
-            if produced > 0 { try sink(UnsafeRawBufferPointer(start: output, count: produced)) }
+            if pending > 0 && (full || pending >= outputCapacity / 2 || inLeft == 0) {
+                try sink(UnsafeRawBufferPointer(start: output, count: pending))
+                pending = 0
+            }
         }
         if isFinal {
             var outPointer: UnsafeMutablePointer<CChar>? = output
             var outLeft = outputCapacity
-            _ = iconv(descriptor, nil, nil, &outPointer, &outLeft)  // flush a stateful encoding's shift sequence
+            // Flush a stateful encoding's shift sequence (iconv(3): a null input resets to the initial state).
+            if iconv(descriptor, nil, nil, &outPointer, &outLeft) == -1 {
+                let code = errno
+                throw ExpatXMLError(code: .unsupportedEncoding, message: "iconv failed to end the document: \(String(cString: strerror(code)))")
+            }
             let produced = outputCapacity - outLeft
             if produced > 0 { try sink(UnsafeRawBufferPointer(start: output, count: produced)) }
         }

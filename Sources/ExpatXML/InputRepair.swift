@@ -48,11 +48,6 @@ final class InputRepairFilter {
     private enum PlainBytes {
         static let text: UInt8 = 1, tag: UInt8 = 2, cdata: UInt8 = 4, doubleQuoted: UInt8 = 8, singleQuoted: UInt8 = 16
 
-        /// Whether the four bytes at `bytes` all pass in the mode of `bit`.
-        @inline(__always) static func all(_ plain: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, _ bit: UInt8) -> Bool {
-            plain[Int(bytes[0])] & plain[Int(bytes[1])] & plain[Int(bytes[2])] & plain[Int(bytes[3])] & bit != 0
-        }
-
         /// Written once, when first used, and only read after: safe to share.
         nonisolated(unsafe) static let table: UnsafePointer<UInt8> = {
             let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
@@ -92,6 +87,8 @@ final class InputRepairFilter {
     @exclusivity(unchecked) private var declaredEntities: Set<String> = []
     @exclusivity(unchecked) private var hasDoctype = false
     @exclusivity(unchecked) private var carry: [UInt8] = []
+    /// The search for the root start tag's end in `carry`, which then starts with its `<`.
+    @exclusivity(unchecked) private var rootTagSearch = RootTagSearch()
     private let validatesUTF8: Bool
     @exclusivity(unchecked) private(set) var repairs = XMLRepairs()
 
@@ -183,13 +180,17 @@ final class InputRepairFilter {
         let skipsHighBytes = !validatesUTF8
         let plain = PlainBytes.table + (skipsHighBytes ? 256 : 0)
         scanning: while index < count {
-            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below: one
-            // table look-up a byte (see PlainBytes).
+            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below: eight
+            // bytes at a time (see stops(at:…)), then one table look-up a byte (see PlainBytes).
             let plainLimit: UInt8 = skipsHighBytes ? 0xE0 : 0x60
             switch mode {
             case .text:
                 while index < count {
-                    if index + 4 <= count, PlainBytes.all(plain, base + index, PlainBytes.text) { index += 4; continue }
+                    if index + 8 <= count {
+                        let marks = Self.stops(at: base + index, 0x26, 0x3C, 0x3C, highBytes: validatesUTF8)  // & <
+                        if marks == 0 { index += 8; continue }
+                        index += marks.trailingZeroBitCount >> 3
+                    }
                     let byte = base[index]
                     if plain[Int(byte)] & PlainBytes.text != 0 { index += 1; continue }
                     // The references XML predefines, the commonest stop in escaped HTML: step over them here.
@@ -209,16 +210,20 @@ final class InputRepairFilter {
                     break
                 }
             case .tag:
+                index = Self.skipPlain(base, from: index, count: count, 0x22, 0x27, 0x3E, highBytes: validatesUTF8)  // " ' >
                 while index < count, plain[Int(base[index])] & PlainBytes.tag != 0 { index += 1 }
             case .attribute(let quote):
                 let mask = quote == 0x22 ? PlainBytes.doubleQuoted : PlainBytes.singleQuoted
+                index = Self.skipPlain(base, from: index, count: count, quote, 0x26, quote, highBytes: validatesUTF8)
                 while index < count, plain[Int(base[index])] & mask != 0 { index += 1 }
             case .cdata:
-                while index + 4 <= count, PlainBytes.all(plain, base + index, PlainBytes.cdata) { index += 4 }
+                index = Self.skipPlain(base, from: index, count: count, 0x5D, 0x5D, 0x5D, highBytes: validatesUTF8)  // ]
                 while index < count, plain[Int(base[index])] & PlainBytes.cdata != 0 { index += 1 }
             case .comment:
+                index = Self.skipPlain(base, from: index, count: count, 0x2D, 0x2D, 0x2D, highBytes: validatesUTF8)  // -
                 while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x2D { index += 1 }
             case .processingInstruction:
+                index = Self.skipPlain(base, from: index, count: count, 0x3F, 0x3F, 0x3F, highBytes: validatesUTF8)  // ?
                 while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x3F { index += 1 }
             case .doctype:
                 break
@@ -245,9 +250,12 @@ final class InputRepairFilter {
                             // Look for the tag's end within 64 KiB of its start, however the bytes were split:
                             // a longer root tag is left to expat, in one piece or in many.
                             let limit = Self.maximumRootTagBytes
-                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: min(count, index + limit)) else {
+                            // The kept bytes start with this `<`; what was searched of them before is not searched again.
+                            if index != 0 { rootTagSearch = RootTagSearch() }
+                            guard let tagEnd = Self.tagEnd(from: index, in: base, count: min(count, index + limit), resuming: &rootTagSearch) else {
                                 if !isFinal && count - index < limit { try keep(from: index); break scanning }
                                 rootSeen = true
+                                rootTagSearch = RootTagSearch()
                                 continue
                             }
                             rootSeen = true
@@ -267,6 +275,11 @@ final class InputRepairFilter {
                         guard let opened = markup(at: index, in: base, count: count, isFinal: isFinal) else {
                             try keep(from: index); break scanning
                         }
+                        // A `<` before the root that starts neither a name nor `!`/`?` markup (`<\0df:RDF`, whose NUL is
+                        // removed below) may still be the root start tag once repaired. The filter has not recognised
+                        // it, so it adds declarations to no later element either: declaring them on a child instead made
+                        // the root's own declarations of those prefixes vanish, or not, depending on the split (fuzzing).
+                        if opened.mode == .tag && opened.length == 1 { rootSeen = true }
                         mode = opened.mode
                         index += opened.length
                         continue
@@ -338,6 +351,38 @@ final class InputRepairFilter {
         if runStart < count {
             try emit(UnsafeRawBufferPointer(start: base + runStart, count: count - runStart))
         }
+    }
+
+    // MARK: Wide scans
+
+    /// Marks, in the high bit of each of the eight bytes at `pointer`, the bytes that may need a look in a mode whose
+    /// special bytes are `a`, `b` and `c`: those, the C0 controls (tab, line feed and carriage return included; the
+    /// byte-wise path lets them pass), and bytes above 0x7F when `highBytes` (UTF-8 is checked). Eight bytes at a time
+    /// (SWAR): `(x - 0x01…) & ~x & 0x80…` marks the zero bytes of `x`, and `(x - 0x20…) & ~x & 0x80…` the bytes below
+    /// 0x20. A borrow can only mark a byte above a truly marked one, so the lowest mark is always exact.
+    @inline(__always)
+    static func stops(at pointer: UnsafePointer<UInt8>, _ a: UInt8, _ b: UInt8, _ c: UInt8, highBytes: Bool) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let word = UInt64(littleEndian: UnsafeRawPointer(pointer).loadUnaligned(as: UInt64.self))
+        let xa = word ^ (ones &* UInt64(a)), xb = word ^ (ones &* UInt64(b)), xc = word ^ (ones &* UInt64(c))
+        var marks = (word &- ones &* 0x20) & ~word
+        marks |= (xa &- ones) & ~xa | (xb &- ones) & ~xb | (xc &- ones) & ~xc
+        if highBytes { marks |= word }
+        return marks & 0x8080_8080_8080_8080
+    }
+
+    /// The index of the first byte from `index` on that ``stops(at:_:_:_:highBytes:)`` marks, eight bytes at a time;
+    /// at most `count`, and short of the last (under eight) bytes, which the caller's byte-wise loop takes.
+    @inline(__always)
+    static func skipPlain(_ base: UnsafePointer<UInt8>, from index: Int, count: Int, _ a: UInt8, _ b: UInt8, _ c: UInt8,
+                          highBytes: Bool) -> Int {
+        var index = index
+        while index + 8 <= count {
+            let marks = stops(at: base + index, a, b, c, highBytes: highBytes)
+            if marks != 0 { return index + marks.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        return index
     }
 
     // MARK: Markup
@@ -446,9 +491,10 @@ final class InputRepairFilter {
     }
 
     /// The index of the `>` that ends the tag starting at `start`, outside quoted values; `nil` if not in the buffer.
-    private static func tagEnd(from start: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int? {
-        var quote: UInt8 = 0
-        var index = start + 1
+    private static func tagEnd(from start: Int, in base: UnsafePointer<UInt8>, count: Int,
+                               resuming search: inout RootTagSearch) -> Int? {
+        var quote = search.quote
+        var index = max(start + 1, start + search.scanned)
         while index < count {
             let byte = base[index]
             if quote != 0 {
@@ -456,11 +502,23 @@ final class InputRepairFilter {
             } else if byte == 0x22 || byte == 0x27 {
                 quote = byte
             } else if byte == 0x3E {
+                search = RootTagSearch()
                 return index
             }
             index += 1
         }
+        search = RootTagSearch(scanned: max(1, index - start), quote: quote)
         return nil
+    }
+
+    /// How far the search for the root start tag's `>` got in the bytes kept for the next chunk, so that a root tag
+    /// arriving in many small pieces is searched once, not once per piece (fuzzing found a 23 KB tag of repaired bytes
+    /// that took 21 s: the whole kept tag was searched again for every piece).
+    struct RootTagSearch {
+        /// Bytes from the `<` already searched.
+        var scanned = 0
+        /// The quote open at that point, or 0.
+        var quote: UInt8 = 0
     }
 
     /// Collects the names of `<!ENTITY name …>` declarations (not parameter entities) from the DOCTYPE's text.

@@ -29,6 +29,8 @@ public final class XMLPushParser {
     private var phase = Phase.sniffing
     private var prolog: [UInt8] = []
     private var transcoder: IconvTranscoder?
+    /// Whether a NUL byte stops the parser before expat sees it (every encoding but UTF-16, which expat decodes itself).
+    private var refusesNUL = true
     private var repairFilter: InputRepairFilter?
     private var strippedLeadingWhitespace = false
     private var leadingWhitespaceDecided = false
@@ -226,6 +228,9 @@ public final class XMLPushParser {
                 }
                 self.transcoder = transcoder
                 try setEncoding("UTF-8")
+            }
+            if case .native(let expatName) = decoder, expatName?.hasPrefix("UTF-16") == true || encoding?.name.hasPrefix("UTF-16") == true {
+                refusesNUL = false
             }
             if configuration.repairsMalformedInput {
                 let isUTF16: Bool
@@ -476,6 +481,18 @@ public final class XMLPushParser {
 
     private func feedExpat(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if bytes.isEmpty && !isFinal { return }
+        // A NUL byte (U+0000) is never allowed in XML, but which error libexpat reports for it, and where, depends on
+        // the bytes around it and so on how the document was split (fuzzing found "\n" + "\0…" reported as an invalid
+        // token at byte 1, and "\n\0…" whole as a syntax error at byte 2). So expat never sees one: the bytes before
+        // it are parsed, and the NUL is reported here, where expat stopped. UTF-16 (which expat decodes itself) has
+        // zero bytes in every ASCII character and is left to expat.
+        if refusesNUL, let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) {
+            let prefix = UnsafeRawBufferPointer(start: base, count: UnsafeRawPointer(nul) - UnsafeRawPointer(base))
+            try feedExpat(prefix, isFinal: false)
+            let failure = error(.invalidToken, "not well-formed (invalid token): a NUL byte, which XML does not allow")
+            phase = .failed(failure)
+            throw failure
+        }
         // XML_Parse takes an int length: feed huge buffers in pieces of at most 1 GiB.
         var offset = 0
         repeat {
@@ -794,7 +811,13 @@ struct ParserState {
         state.pointee.pendingError = PendingError(
             code: code, message: message, line: Int(XML_GetCurrentLineNumber(expat)),
             column: Int(XML_GetCurrentColumnNumber(expat)), byteOffset: Int64(XML_GetCurrentByteIndex(expat)))
-        if state.pointee.insideExpat { XML_StopParser(expat, 0) }
+        // XML_StopParser fails only when expat has already finished or stopped (XML_ERROR_FINISHED, …); the pending
+        // error is thrown either way once XML_Parse returns, and the refusal is named in it rather than dropped.
+        if state.pointee.insideExpat, XML_StopParser(expat, 0) != XML_STATUS_OK {
+            let stopCode = XML_GetErrorCode(expat)
+            let reason = XML_ErrorString(stopCode).map { String(cString: $0) } ?? "expat error \(stopCode.rawValue)"
+            state.pointee.pendingError?.message += " (XML_StopParser refused: \(reason))"
+        }
     }
 }
 

@@ -355,8 +355,12 @@ final class CurlMulti {
     }
 
     deinit {
-        // Only when ``close()`` was not called: a deinitializer has no one to report a failure to.
-        if !isClosed { curl_multi_cleanup(handle) }
+        // Only when ``close()`` was not called: a deinitializer has no one to report a failure to, so a failure (only
+        // possible for a handle libcurl does not know, CURLM_BAD_HANDLE, or from inside a callback) stops debug builds.
+        if !isClosed {
+            let code = curl_multi_cleanup(handle)
+            assert(code == CURLM_OK, "curl_multi_cleanup failed in deinit: \(CurlMultiCode(rawValue: Int32(code.rawValue)))")
+        }
     }
 
     /// `curl_multi_cleanup`: frees the handle, closing every cached connection. The handle must not be used again.

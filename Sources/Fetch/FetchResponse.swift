@@ -98,14 +98,20 @@ public struct FetchResponse: Sendable, Hashable {
 
     /// The `Content-Type` media type, lowercased, without parameters (`application/rss+xml`).
     public var mediaType: String? {
-        headers["Content-Type"].map { $0.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased() }
+        // An empty or parameter-only value (`Content-Type:`, `Content-Type: ;charset=x`) names no type (found by fuzzing:
+        // indexing the split of an empty value trapped).
+        guard let value = headers["Content-Type"],
+              let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first?
+                .trimmingCharacters(in: .whitespaces).lowercased(),
+              !type.isEmpty else { return nil }
+        return type
     }
 
     /// The `charset` parameter of `Content-Type`, unquoted (`iso-8859-1`), or `nil`. A parser takes it as its charset hint
     /// (XMLFetching's `ExpatXMLConfiguration.applyingCharset(of:)`).
     public var charset: String? {
         guard let contentType = headers["Content-Type"] else { return nil }
-        for parameter in contentType.split(separator: ";").dropFirst() {
+        for parameter in contentType.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
             let value = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))

@@ -156,6 +156,10 @@ public final class Inflater {
     private let stream: UnsafeMutablePointer<z_stream>
     private let output: UnsafeMutableRawBufferPointer
     private var initialized = false
+    /// ``finish()`` ended zlib's stream: the inflater does not start another.
+    private var ended = false
+    /// Zero padding followed the last member: only more zeros may come.
+    private var inPadding = false
     private var memberEnded = false
     private var failure: InflateError?
     private var prefix: [UInt8] = []
@@ -172,7 +176,12 @@ public final class Inflater {
     }
 
     deinit {
-        if initialized { inflateEnd(stream) }
+        // Only when the stream did not end through ``finish()``, which checks inflateEnd. inflateEnd fails only for a
+        // stream zlib does not recognise (Z_STREAM_ERROR), a fault no caller could act on from a deinitializer.
+        if initialized {
+            let status = inflateEnd(stream)
+            assert(status == Z_OK, "inflateEnd failed in deinit: \(status)")
+        }
         stream.deinitialize(count: 1)
         stream.deallocate()
         output.deallocate()
@@ -191,7 +200,7 @@ public final class Inflater {
     public func inflate(_ input: UnsafeRawBufferPointer, into body: (UnsafeRawBufferPointer) -> Bool) throws(InflateError) -> Bool {
         if let failure { throw failure }
         guard !input.isEmpty else { return true }
-        if !initialized {
+        if !initialized && !ended {
             // Detection needs the first two bytes; keep them until they are there.
             let detects = format == .httpDeflate || format == .automatic
             if detects && prefix.count + input.count < 2 {
@@ -213,13 +222,20 @@ public final class Inflater {
         return try run(input, body)
     }
 
-    /// Checks that the compressed stream ended properly; call it when the input is over.
-    /// - Throws: ``InflateError/Kind/truncated`` when the input stopped inside the stream (or was empty).
+    /// Checks that the compressed stream ended properly and frees zlib's state (`inflateEnd`); call it when the input
+    /// is over. Bytes given to ``inflate(_:into:)`` afterwards are an error (zlib refuses a stream it has ended).
+    /// - Throws: ``InflateError/Kind/truncated`` when the input stopped inside the stream (or was empty);
+    ///   ``InflateError/Kind/streamError`` when zlib refused to end its stream.
     public func finish() throws(InflateError) {
         if let failure { throw failure }
         guard memberEnded else {
             throw fail(.truncated, nil, totalIn == 0 && prefix.isEmpty
                        ? "the compressed stream is empty" : "the compressed stream ends before its end marker")
+        }
+        if initialized {
+            initialized = false
+            ended = true
+            try check(inflateEnd(stream), "inflateEnd")
         }
     }
 
@@ -246,7 +262,7 @@ public final class Inflater {
         initialized = true
     }
 
-    /// Checks the result of a zlib call that must return `Z_OK` (`inflateInit2`, `inflateReset`).
+    /// Checks the result of a zlib call that must return `Z_OK` (`inflateInit2`, `inflateReset`, `inflateEnd`).
     private func check(_ status: Int32, _ function: String) throws(InflateError) {
         guard status != Z_OK else { return }
         let kind: InflateError.Kind
@@ -279,12 +295,15 @@ public final class Inflater {
             if memberEnded {
                 guard stream.pointee.avail_in > 0 else { return true }
                 let next = stream.pointee.next_in!
-                if allowsMembers && next.pointee == 0x1F {
+                if allowsMembers && next.pointee == 0x1F && !inPadding {
                     // Another gzip member follows: start over with the same settings (inflateReset keeps windowBits).
                     try check(inflateReset(stream), "inflateReset")
                     memberEnded = false
                 } else if next.pointee == 0 {
-                    // Zero padding after the last member, which some tools write: skip it, like gzip(1) does.
+                    // Zero padding after the last member, which some tools write: skip it, like gzip(1) does. After
+                    // padding nothing but more padding may follow, a gzip magic included, however the bytes were
+                    // split (found by fuzzing: a member after zeros was trailing data in one chunk, inflated in two).
+                    inPadding = true
                     var count = Int(stream.pointee.avail_in)
                     var pointer = next
                     while count > 0 && pointer.pointee == 0 { pointer += 1; count -= 1 }

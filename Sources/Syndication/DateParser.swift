@@ -30,25 +30,52 @@ public enum FeedDate {
 
     /// Formats a date as RFC 3339 in UTC, with milliseconds only when it has them: `2024-05-01T12:00:00Z`.
     public static func rfc3339(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendRFC3339(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``rfc3339(_:)``'s text as UTF-8 to `bytes`, without making a `String` (the article line's dates).
+    static func appendRFC3339(_ date: Date, to bytes: inout [UInt8]) {
         let interval = date.timeIntervalSince1970
         var seconds = Int64(interval.rounded(.down))
-        var millis = Int((interval - Double(seconds)) * 1000 + 0.5)
+        var millis = Int64((interval - Double(seconds)) * 1000 + 0.5)
         if millis >= 1000 { seconds += 1; millis -= 1000 }
         var days = seconds / 86_400
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        func four(_ value: Int64) -> String {
-            let digits = String(abs(value))
-            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var value = value
+            while divisor > 0 {
+                bytes.append(0x30 + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor /= 10
+            }
         }
-        var result = "\(four(year))-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        // The year: at least four digits, more when it has them, a minus sign before a negative one.
+        if year < 0 { bytes.append(0x2D) }
+        var width = 4, limit: Int64 = 10_000
+        while abs(year) >= limit && width < 18 { width += 1; limit *= 10 }
+        digits(abs(year), width)
+        bytes.append(0x2D)
+        digits(month, 2)
+        bytes.append(0x2D)
+        digits(day, 2)
+        bytes.append(0x54)
+        digits(secondOfDay / 3600, 2)
+        bytes.append(0x3A)
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(0x3A)
+        digits(secondOfDay % 60, 2)
         if millis > 0 {
-            let digits = String(millis)
-            result += "." + String(repeating: "0", count: 3 - digits.count) + digits
+            bytes.append(0x2E)
+            digits(millis, 3)
         }
-        return result + "Z"
+        bytes.append(0x5A)
     }
 
     // MARK: ISO 8601, RFC 3339, W3CDTF

@@ -3,6 +3,7 @@
 
 import ExpatXML
 import Foundation
+import SafeHTML
 import StreamingJSON
 
 /// How a ``FeedParser`` reads a feed.
@@ -24,6 +25,18 @@ public struct FeedParserConfiguration: Sendable, Hashable {
     /// the feed's authors, categories, hubs). Default 256; further entries are ignored, so a hostile feed
     /// cannot make the parser do quadratic work or hold unbounded lists.
     public var maximumListLength = 256
+
+    /// Clean the HTML of article titles, summaries and content, and of the feed's title and description, with this
+    /// sanitiser (libxml2's HTML parser and an allow-list: see ``HTMLSanitizer``). Default `nil`: HTML stays as the
+    /// feed wrote it. Relative URLs are resolved first (``resolvesLinksInHTML``), then cleaned.
+    public var htmlSanitizer: HTMLSanitizer?
+
+    /// Whether HTML is cleaned with the default ``HTMLSanitizer`` (`--sanitize`). Setting `true` installs one when
+    /// ``htmlSanitizer`` is `nil`; `false` removes it.
+    public var sanitizesHTML: Bool {
+        get { htmlSanitizer != nil }
+        set { htmlSanitizer = newValue ? (htmlSanitizer ?? HTMLSanitizer()) : nil }
+    }
 
     // JSON Feed (issue 15).
 
@@ -163,6 +176,8 @@ public final class FeedParser {
     private let baseURL: String?
     private let configuration: FeedParserConfiguration
     private let onArticle: (Article, FeedMetadata) -> Void
+    /// With a sanitiser: the feed metadata, cleaned once per change.
+    private var metadataCache: SanitizedMetadataCache?
     private var engine = Engine.sniffing
     /// The first bytes, held until they tell XML from JSON.
     private var head: [UInt8] = []
@@ -190,7 +205,13 @@ public final class FeedParser {
         self.source = source
         self.baseURL = baseURL
         self.configuration = configuration
-        self.onArticle = onArticle
+        if let sanitizer = configuration.htmlSanitizer {
+            let metadata = SanitizedMetadataCache(sanitizer: sanitizer)
+            self.metadataCache = metadata
+            self.onArticle = { article, feed in onArticle(sanitizer.sanitizing(article), metadata.cleaned(feed)) }
+        } else {
+            self.onArticle = onArticle
+        }
     }
 
     /// Parses the next bytes of the document.
@@ -248,8 +269,15 @@ public final class FeedParser {
         }
     }
 
-    /// What is known so far: metadata, encoding, repairs, the article count and the error, if any.
+    /// What is known so far: metadata (its HTML cleaned when the configuration has a sanitiser), encoding, repairs,
+    /// the article count and the error, if any.
     public var summary: FeedSummary {
+        var summary = rawSummary
+        if let metadataCache { summary.metadata = metadataCache.cleaned(summary.metadata) }
+        return summary
+    }
+
+    private var rawSummary: FeedSummary {
         switch engine {
         case .xml(let handler, let xml):
             return FeedSummary(source: source, metadata: handler.metadata, encoding: xml.encoding, repairs: handler.repairs(from: xml),

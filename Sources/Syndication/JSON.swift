@@ -10,7 +10,12 @@ import Foundation
 public struct JSONWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
-    private var needsComma: [Bool] = [false]
+    /// Bit `k` set: the object or array open at nesting level `k` (0 is the top) needs a comma before its next
+    /// member. Levels past 63, which no document of this project reaches, keep theirs in `deepCommas`. A bit stack
+    /// instead of an array of flags: no uniqueness or bounds check per key (issue 18: ~1% of `feedingest parse`).
+    private var commas: UInt64 = 0
+    private var level = 0
+    private var deepCommas: [Bool] = []
 
     /// Creates an empty writer.
     public init() {}
@@ -18,24 +23,52 @@ public struct JSONWriter: Sendable {
     /// Removes everything written, keeping the buffer's capacity.
     public mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
-        needsComma = [false]
+        commas = 0
+        level = 0
+        deepCommas.removeAll()
+        pendingKey = false
+    }
+
+    /// Whether the current level needs a comma before its next member.
+    private var needsComma: Bool {
+        get { level < 64 ? commas & (1 << UInt64(level)) != 0 : deepCommas[level - 64] }
+        set {
+            if level < 64 {
+                if newValue { commas |= 1 << UInt64(level) } else { commas &= ~(1 << UInt64(level)) }
+            } else {
+                deepCommas[level - 64] = newValue
+            }
+        }
+    }
+
+    private mutating func push() {
+        level += 1
+        if level >= 64 {
+            if deepCommas.count < level - 63 { deepCommas.append(false) } else { deepCommas[level - 64] = false }
+        } else {
+            commas &= ~(1 << UInt64(level))
+        }
+    }
+
+    private mutating func pop() {
+        if level >= 64 { deepCommas.removeLast() }
+        level -= 1
     }
 
     private mutating func separate() {
-        if needsComma[needsComma.count - 1] { bytes.append(0x2C) }
-        needsComma[needsComma.count - 1] = true
+        if needsComma { bytes.append(0x2C) } else { needsComma = true }
     }
 
     /// Opens an object, as a value.
     public mutating func beginObject() {
         beforeValue()
         bytes.append(0x7B)
-        needsComma.append(false)
+        push()
     }
 
     /// Closes the innermost object.
     public mutating func endObject() {
-        needsComma.removeLast()
+        pop()
         bytes.append(0x7D)
     }
 
@@ -43,12 +76,12 @@ public struct JSONWriter: Sendable {
     public mutating func beginArray() {
         beforeValue()
         bytes.append(0x5B)
-        needsComma.append(false)
+        push()
     }
 
     /// Closes the innermost array.
     public mutating func endArray() {
-        needsComma.removeLast()
+        pop()
         bytes.append(0x5D)
     }
 
@@ -57,8 +90,9 @@ public struct JSONWriter: Sendable {
         separate()
         bytes.append(0x22)
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [0x22, 0x3A])
-        needsComma[needsComma.count - 1] = false
+        bytes.append(0x22)
+        bytes.append(0x3A)
+        needsComma = false
         pendingKey = true
     }
 
@@ -67,7 +101,7 @@ public struct JSONWriter: Sendable {
         separate()
         appendEscaped(key)
         bytes.append(0x3A)
-        needsComma[needsComma.count - 1] = false
+        needsComma = false
         pendingKey = true
     }
 
@@ -76,7 +110,7 @@ public struct JSONWriter: Sendable {
     private mutating func beforeValue() {
         if pendingKey {
             pendingKey = false
-            needsComma[needsComma.count - 1] = true
+            needsComma = true
         } else {
             separate()
         }
@@ -88,10 +122,32 @@ public struct JSONWriter: Sendable {
         appendEscaped(value)
     }
 
+    /// Writes a string value given as UTF-8 bytes (escaped like ``string(_:)``; the bytes are not checked).
+    public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+        beforeValue()
+        appendEscaped(utf8: value)
+    }
+
     /// Writes an integer value.
     public mutating func number(_ value: Int64) {
         beforeValue()
-        bytes.append(contentsOf: Array(String(value).utf8))
+        Self.appendDecimal(value, to: &bytes)
+    }
+
+    /// Appends the decimal digits of `value`, with a minus sign when negative.
+    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = 0x30 + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+        }
     }
 
     /// Writes a finite number with at most three decimals (`nan` and infinities as `null`).
@@ -106,13 +162,17 @@ public struct JSONWriter: Sendable {
     /// Writes a boolean value.
     public mutating func bool(_ value: Bool) {
         beforeValue()
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        appendLiteral(value ? "true" : "false")
     }
 
     /// Writes `null`.
     public mutating func null() {
         beforeValue()
-        bytes.append(contentsOf: Array("null".utf8))
+        appendLiteral("null")
+    }
+
+    private mutating func appendLiteral(_ literal: StaticString) {
+        literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Writes `"key": "value"` when the value exists.
@@ -140,7 +200,10 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ key: StaticString, _ value: Date?) {
         guard let value else { return }
         self.key(key)
-        string(FeedDate.rfc3339(value))
+        beforeValue()
+        bytes.append(0x22)
+        FeedDate.appendRFC3339(value, to: &bytes)  // digits, '-', ':', 'T', '.', 'Z': nothing to escape
+        bytes.append(0x22)
     }
 
     /// Writes `"key": ["…", …]` when the list is not empty.
@@ -164,37 +227,69 @@ public struct JSONWriter: Sendable {
     /// Appends raw bytes, for example a newline between NDJSON lines.
     public mutating func raw(_ byte: UInt8) { bytes.append(byte) }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hex: StaticString = "0123456789abcdef"
 
     private mutating func appendEscaped(_ value: String) {
         var value = value
-        value.withUTF8 { utf8 in
-            bytes.reserveCapacity(bytes.count + utf8.count + 2)
-            bytes.append(0x22)
-            guard let base = utf8.baseAddress else { bytes.append(0x22); return }
-            var runStart = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                let byte = base[index]
-                if byte >= 0x20 && byte != 0x22 && byte != 0x5C { index += 1; continue }
-                if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
-                index += 1
-                runStart = index
-                bytes.append(0x5C)
-                switch byte {
-                case 0x22, 0x5C: bytes.append(byte)
-                case 0x0A: bytes.append(0x6E)
-                case 0x0D: bytes.append(0x72)
-                case 0x09: bytes.append(0x74)
-                default:
-                    bytes.append(0x75); bytes.append(0x30); bytes.append(0x30)
-                    bytes.append(Self.hex[Int(byte >> 4)]); bytes.append(Self.hex[Int(byte & 0xF)])
+        value.withUTF8 { appendEscaped(utf8: $0) }
+    }
+
+    /// Appends `utf8` as a JSON string: quoted, with `"`, `\` and the C0 controls escaped (RFC 8259, section 7), and
+    /// everything else as it is. Runs that need no escape, found eight bytes at a time, are copied whole.
+    private mutating func appendEscaped(utf8: UnsafeBufferPointer<UInt8>) {
+        let count = utf8.count
+        bytes.reserveCapacity(bytes.count + count + 2)
+        bytes.append(0x22)
+        guard let base = utf8.baseAddress, count > 0 else { bytes.append(0x22); return }
+        var runStart = 0
+        var index = 0
+        while index < count {
+            index = Self.firstEscape(in: base, from: index, count: count)
+            guard index < count else { break }
+            let byte = base[index]
+            if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
+            index += 1
+            runStart = index
+            bytes.append(0x5C)
+            switch byte {
+            case 0x22, 0x5C: bytes.append(byte)
+            case 0x0A: bytes.append(0x6E)
+            case 0x0D: bytes.append(0x72)
+            case 0x09: bytes.append(0x74)
+            default:
+                bytes.append(0x75); bytes.append(0x30); bytes.append(0x30)
+                Self.hex.withUTF8Buffer { hex in
+                    bytes.append(hex[Int(byte >> 4)])
+                    bytes.append(hex[Int(byte & 0xF)])
                 }
             }
-            if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
-            bytes.append(0x22)
         }
+        if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
+        bytes.append(0x22)
+    }
+
+    /// The index of the first byte from `start` on that JSON must escape (`"`, `\`, below 0x20), or `count`.
+    ///
+    /// Eight bytes at a time (SWAR): a byte below 0x20 sets its high bit in `(x - 0x20…) & ~x & 0x80…`, a byte equal to
+    /// `c` in the same test of `x ^ c…` against 0x01…. Borrows can only mark bytes above the first true one, so the
+    /// lowest mark is exact.
+    @inline(__always)
+    static func firstEscape(in base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var index = start
+        while index + 8 <= count {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            let marks = ((word &- ones &* 0x20) & ~word | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs
+            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < count {
+            let byte = base[index]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return index }
+            index += 1
+        }
+        return count
     }
 }
 

@@ -38,6 +38,8 @@ enum IngestCommand {
           --max-bytes N  refuse a feed whose body is larger than N bytes (default 64 MiB)
           --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
           --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
+          --sanitize     clean the HTML of titles, summaries and content to an allow-list (no scripts, styles,
+                         frames, event handlers or javascript: URLs) before storing and printing it
           --report FILE  write a JSON run report: the summary and each feed's result, reason, format, counts and
                          timings (Schemas/run-report.schema.json)
           -q, --quiet    print nothing on stderr (the exit status still tells)
@@ -69,7 +71,7 @@ enum IngestCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--no-store", "--all", "--force", "--quiet", "-q"],
+        switch Command.invocation(arguments, flags: ["--no-store", "--all", "--force", "--sanitize", "--quiet", "-q"],
                                   options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--interval", "--lease"],
                                   command: "ingest", help: help) {
         case .exit(let status): return status
@@ -94,6 +96,7 @@ enum IngestCommand {
             configuration.jobs = count
         }
         configuration.force = parsed.flags.contains("--force")
+        configuration.parser.sanitizesHTML = parsed.flags.contains("--sanitize")
         var storeConfiguration = StoreConfiguration()
         storeConfiguration.fetchInterval = .seconds(300)
         if let text = parsed.options["--interval"] {

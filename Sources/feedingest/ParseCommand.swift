@@ -18,6 +18,8 @@ enum ParseCommand {
           --report FILE   write a JSON report describing each input: format, version, encoding,
                           feed metadata, repairs made, and the error (with line and column), if any
           --charset NAME  decode inputs that do not say otherwise as NAME (like an HTTP charset)
+          --sanitize      clean the HTML of titles, summaries and content to an allow-list (no scripts,
+                          styles, frames, event handlers or javascript: URLs); without it HTML is as written
           -q, --quiet     do not print errors on stderr (the exit status still tells)
           -h, --help      show this help
 
@@ -32,7 +34,7 @@ enum ParseCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q"], options: ["--report", "--charset"], command: "parse", help: help) {
+        switch Command.invocation(arguments, flags: ["--quiet", "-q", "--sanitize"], options: ["--report", "--charset"], command: "parse", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
         }
@@ -42,6 +44,7 @@ enum ParseCommand {
         let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
         var configuration = FeedParserConfiguration()
         configuration.xml.charsetHint = parsed.options["--charset"]
+        configuration.sanitizesHTML = parsed.flags.contains("--sanitize")
 
         var inputs: [ParsedInput] = []
         var failed = false

@@ -39,6 +39,7 @@ enum WatchCommand {
           --lease D             how long a claim on a feed lasts without renewal (default twice --timeout)
           --max-bytes N         refuse a feed whose body is larger than N bytes (default 64 MiB)
           --user-agent S        the User-Agent header
+          --sanitize            clean the HTML of titles, summaries and content to an allow-list (as for ingest)
           -q, --quiet           print nothing on stderr but errors
           -h, --help            show this help
 
@@ -69,7 +70,7 @@ enum WatchCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q"],
+        switch Command.invocation(arguments, flags: ["--sanitize", "--quiet", "-q"],
                                   options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--lease",
                                             "--min-interval", "--max-interval", "--grace", "--metrics-file"],
                                   command: "watch", help: help) {
@@ -112,6 +113,7 @@ enum WatchCommand {
         }
         // The first wait after a failure: the minimum interval, at least 1 s and at most 5 min (then doubling).
         configuration.schedule.failureBackoff = min(max(configuration.schedule.minimumInterval, 1), 300)
+        configuration.ingest.parser.sanitizesHTML = parsed.flags.contains("--sanitize")
         if let grace = values["--grace"] ?? nil { configuration.grace = .milliseconds(Int64((grace * 1000).rounded())) }
         if let jobs = parsed.options["--jobs"] {
             guard let count = Int(jobs), (1...256).contains(count) else {

@@ -7,10 +7,13 @@ enum ChunkingSplit: CustomStringConvertible {
     case whole
     case byteByByte
     case random(seed: UInt64)
+    /// Cuts at these offsets (a fuzzer's minimised input with the splits its harness used).
+    case offsets([Int])
 
     var description: String {
         switch self {
         case .whole: return "whole"
+        case .offsets(let offsets): return "cut at \(offsets)"
         case .byteByByte: return "byte by byte"
         case .random(let seed): return "random splits, seed \(seed)"
         }
@@ -20,6 +23,7 @@ enum ChunkingSplit: CustomStringConvertible {
     func offsets(count: Int) -> [Int] {
         switch self {
         case .whole: return []
+        case .offsets(let offsets): return offsets.filter { $0 <= count }.sorted()
         case .byteByByte: return count > 1 ? Array(1..<count) : []
         case .random(let seed):
             // Mostly tiny chunks (they cut tokens, characters and CDATA sections everywhere), some medium,

@@ -164,3 +164,72 @@ struct InflaterTests {
         #expect(result.bodySHA256 == SHA256.hash(compressed))  // the file's bytes, as read
     }
 }
+
+/// zlib's results checked for real: `finish()` ends zlib's stream with `inflateEnd`, and a gzip member given after it
+/// makes zlib itself refuse `inflateReset` on the ended stream (`Z_STREAM_ERROR`), which comes back as a typed
+/// ``InflateError`` naming the call and zlib's code instead of a silent restart or a crash.
+@Suite("Inflater: checked zlib results")
+struct InflaterCheckedResultTests {
+    @Test func aMemberAfterFinishIsZlibsStreamError() throws {
+        let member = Compress.gzip(Data("<rss/>".utf8))
+        let inflater = Inflater(format: .gzip)
+        var output = Data()
+        try InflaterTests.feed(inflater, member) { output.append(contentsOf: $0); return true }
+        try inflater.finish()
+        #expect(output == Data("<rss/>".utf8))
+        #expect(inflater.isComplete)
+        do {
+            try InflaterTests.feed(inflater, member)
+            Issue.record("a member after finish() was inflated")
+        } catch {
+            #expect(error.kind == .streamError)
+            #expect(error.zlibCode == ZlibCode(rawValue: -2))  // Z_STREAM_ERROR
+            #expect(error.message.contains("inflateReset"))
+        }
+        // Every later call repeats the error.
+        #expect(throws: InflateError.self) { try inflater.finish() }
+    }
+
+    @Test func finishTwiceIsFine() throws {
+        let inflater = Inflater(format: .automatic)
+        try InflaterTests.feed(inflater, Compress.zlib(Data("x".utf8)))
+        try inflater.finish()
+        try inflater.finish()
+    }
+}
+
+/// Inputs the `inflate` fuzz harness found (Fuzz/FeedingestFuzz), minimised.
+@Suite("Inflater: fuzz regressions")
+struct InflaterFuzzRegressionTests {
+    /// A member, zero padding, then another gzip member: trailing data whatever the split. It used to be trailing data
+    /// when the padding and the member came in one chunk, and a second member when a chunk ended inside the padding.
+    @Test func aMemberAfterZeroPaddingIsTrailingDataWhateverTheSplit() throws {
+        let member = Compress.gzip(Data("<rss/>".utf8))
+        let input = member + Data([0, 0, 0]) + member
+        var outcomes: Set<String> = []
+        for cut in 0...input.count {
+            let inflater = Inflater(format: .automatic)
+            var output = Data()
+            do {
+                try InflaterTests.feed(inflater, input.prefix(cut)) { output.append(contentsOf: $0); return true }
+                try InflaterTests.feed(inflater, input.dropFirst(cut)) { output.append(contentsOf: $0); return true }
+                try inflater.finish()
+                outcomes.insert("ok \(output.count)")
+            } catch {
+                outcomes.insert("\(error.kind) at \(error.inputOffset), \(output.count) bytes out")
+            }
+        }
+        #expect(outcomes == ["trailingData at \(member.count + 3), 6 bytes out"])
+    }
+
+    /// Padding alone after the last member is still fine, in any split.
+    @Test func zeroPaddingAloneIsFine() throws {
+        let input = Compress.gzip(Data("<rss/>".utf8)) + Data(repeating: 0, count: 5)
+        for cut in 0...input.count {
+            let inflater = Inflater(format: .gzip)
+            try InflaterTests.feed(inflater, input.prefix(cut))
+            try InflaterTests.feed(inflater, input.dropFirst(cut))
+            try inflater.finish()
+        }
+    }
+}

@@ -21,3 +21,16 @@ struct ParseURLTests {
         #expect(invalid.stderr.contains("not a valid URL"))
     }
 }
+
+@Suite("feedingest parse URL: hostile headers")
+struct ParseURLHeaderTests {
+    /// Found by fuzzing: an empty `Content-Type` trapped in the media type's parser, so `feedingest parse URL` crashed on
+    /// such a server. Now the feed is parsed by its first bytes, as without a type.
+    @Test func emptyContentTypeIsParsedByItsBytes() throws {
+        let faults = try FaultServer()
+        let url = faults.url("/empty-headers?items=3").absoluteString
+        let result = try CommandRunner.run(["parse", url])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.lines.count == 3)
+    }
+}

@@ -81,7 +81,7 @@ struct PostgresCommandTests {
         #expect(try count("SELECT count(*) FROM feeds WHERE lease_epoch = 1 AND outcome = 'updated'") == 300)
     }
 
-    @Test func aKilledProcessesFeedIsTakenOverOnceItsLeaseExpires() throws {
+    @Test(.disabled(if: SanitizerRun.isActive, "times a fault against a running process; a sanitizer's slowdown lets the run end before the fault lands")) func aKilledProcessesFeedIsTakenOverOnceItsLeaseExpires() throws {
         let pg = try Self.server()
         let database = try pg.createDatabase("killed")
         let uri = pg.uri(database)
@@ -294,7 +294,7 @@ struct PostgresCommandTests {
         #expect(try pg.integer("SELECT count(*) FROM articles", database: shared) == 20)
     }
 
-    @Test func aStatementTimeoutFailsTheFeedAndTheNextRunCompletes() throws {
+    @Test(.disabled(if: SanitizerRun.isActive, "times a fault against a running process; a sanitizer's slowdown lets the run end before the fault lands")) func aStatementTimeoutFailsTheFeedAndTheNextRunCompletes() throws {
         let pg = try Self.server()
         let database = try pg.createDatabase("timeout")
         try pg.psql("CREATE ROLE feedingest_hurried LOGIN; ALTER DATABASE \(database) OWNER TO feedingest_hurried; "
@@ -321,7 +321,7 @@ struct PostgresCommandTests {
         #expect(try pg.integer("SELECT count(*) FROM articles", database: database) == 100)
     }
 
-    @Test func theServerRestartedMidRunFailsTheFeedsInFlightAndTheNextRunCompletes() throws {
+    @Test(.disabled(if: SanitizerRun.isActive, "times a fault against a running process; a sanitizer's slowdown lets the run end before the fault lands")) func theServerRestartedMidRunFailsTheFeedsInFlightAndTheNextRunCompletes() throws {
         let pg = try PostgresServer()  // its own: a restart cuts every session off
         let database = try pg.createDatabase("restart")
         let uri = pg.uri(database)
