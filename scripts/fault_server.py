@@ -212,10 +212,41 @@ def watch_route(path, query, headers, writer):
     return True
 
 
+def auth_route(path, query, headers, writer):
+    """/auth-feed?expect=B64[&port=P][&token=T]: a feed behind HTTP basic authentication, for the redaction tests.
+
+    Answers 401 unless the request's `Authorization: Basic` credentials are `expect` (base64 of `user:password`, so
+    the password itself is in no URL); then an RSS feed of 2 items whose links and enclosures carry those credentials
+    in their URLs (`http://user:password@127.0.0.1:P/media/NAME?token=T`, served by /media).
+    """
+    expected = query.get("expect", "")
+    given = headers.get("authorization", "")
+    if not expected or given != "Basic " + expected:
+        body = b"authentication required"
+        writer.write(head(401, [("WWW-Authenticate", 'Basic realm="feedingest"'), ("Content-Length", len(body))],
+                          "Unauthorized") + body)
+        return True
+    import base64
+    credentials = base64.b64decode(expected).decode("utf-8")
+    port, token = query.get("port", "9"), query.get("token", "")
+    items = []
+    for i in range(2):
+        url = f"http://{credentials}@127.0.0.1:{port}/media/episode{i}.mp3?token={token}"
+        items.append(f"<item><title>Private {i}</title><link>http://{credentials}@127.0.0.1:{port}/post/{i}</link>"
+                     f"<guid>auth-{token}-{i}</guid><enclosure url=\"{url}\" type=\"audio/mpeg\" length=\"0\"/></item>\n")
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Private</title>'
+            "<link>http://127.0.0.1/</link><description>test</description>\n" + "".join(items)
+            + "</channel></rss>\n").encode()
+    writer.write(head(200, [XML, ("Content-Length", len(body))]) + body)
+    return True
+
+
 async def route(path, query, headers, record, writer):
     """Serves one request; returns whether the connection may be kept alive."""
     if path in ("/watch", "/watch-set", "/watch-log"):
         return watch_route(path, query, headers, writer)
+    if path == "/auth-feed":
+        return auth_route(path, query, headers, writer)
     items = int(query.get("items", "20"))
     token = query.get("token", "")
 

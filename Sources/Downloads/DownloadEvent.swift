@@ -65,8 +65,8 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// `url: message`.
-    public var description: String { "\(url): \(message)" }
+    /// `url: message`, the URL's password replaced by `***` (`Redaction`): a description is for people; ``url`` keeps it.
+    public var description: String { "\(Redaction.redactedURL(url)): \(Redaction.redactedText(message))" }
 
     private static func name(_ kind: FetchError.Kind) -> String {
         switch kind {

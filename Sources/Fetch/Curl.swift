@@ -488,4 +488,42 @@ enum CurlURL {
         if host.map({ $0.pointee == 0 }) ?? true { return .noHost }
         return .ok
     }
+
+    /// What libcurl's parser finds in a URL's user information.
+    enum Password: Equatable {
+        /// libcurl refused the string as a URL.
+        case unparsed
+        /// A URL without a password (with or without a user).
+        case none
+        /// The password as written (still percent-encoded).
+        case password(String)
+    }
+
+    /// The password of `text`'s user information, as libcurl reads it (`CURLUPART_PASSWORD`, not decoded); any
+    /// scheme is accepted (`CURLU_NON_SUPPORT_SCHEME`), since a URL is redacted whether or not it could be fetched.
+    /// https://curl.se/libcurl/c/curl_url_get.html
+    static func password(of text: String) -> Password {
+        guard let handle = curl_url() else { return .unparsed }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, text, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK else { return .unparsed }
+        var password: UnsafeMutablePointer<CChar>?
+        let code = curl_url_get(handle, CURLUPART_PASSWORD, &password, 0)
+        defer { curl_free(password) }
+        guard code == CURLUE_OK, let password else { return .none }
+        return .password(String(cString: password))
+    }
+
+    /// `text` rebuilt by libcurl with its password replaced by `mask` (`curl_url_set(CURLUPART_PASSWORD)`), or `nil`
+    /// when libcurl refuses it; the result is libcurl's normalised spelling of the URL.
+    static func replacingPassword(of text: String, with mask: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        let flags = UInt32(CURLU_NON_SUPPORT_SCHEME)
+        guard curl_url_set(handle, CURLUPART_URL, text, flags) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_PASSWORD, mask, 0) == CURLUE_OK else { return nil }
+        var url: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_URL, &url, flags) == CURLUE_OK, let url else { return nil }
+        defer { curl_free(url) }
+        return String(cString: url)
+    }
 }

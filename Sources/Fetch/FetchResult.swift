@@ -87,9 +87,10 @@ public struct FetchError: Error, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `url: message [CURLcode n]` (or `[CURLMcode n]`).
+    /// `url: message [CURLcode n]` (or `[CURLMcode n]`), the URL's password replaced by `***` (``Redaction``): a
+    /// description is for people. ``url`` keeps it.
     public var description: String {
-        var text = "\(url): \(message)"
+        var text = "\(Redaction.redactedURL(url)): \(Redaction.redactedText(message))"
         if let curlCode { text += " [CURLcode \(curlCode.rawValue)]" }
         if let curlMultiCode { text += " [CURLMcode \(curlMultiCode.rawValue)]" }
         return text

@@ -1,4 +1,5 @@
 import ArticleStore
+import Fetch
 import Foundation
 import Ingest
 import Syndication
@@ -89,6 +90,7 @@ enum ArticlesCommand {
             try context.forEachArticle(query) { record in
                 var article = record.article
                 article.feed = StoreLocation.displayName(ofFeed: article.feed)
+                article = article.redactingPasswords()
                 var extra: [(key: String, value: String)] = []
                 if let since { extra.append(("status", record.firstSeen >= since ? "new" : "updated")) }
                 extra.append(("firstSeen", FeedDate.rfc3339(record.firstSeen)))

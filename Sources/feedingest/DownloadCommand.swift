@@ -301,7 +301,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
             } else {
                 failed += 1
                 let error = result.error
-                print("failed \(result.record.url): \(error?.message ?? "unknown error")" + (error.map { " [\($0.kindName)]" } ?? ""))
+                print("failed \(Redaction.redactedURL(result.record.url)): \(error?.message ?? "unknown error")" + (error.map { " [\($0.kindName)]" } ?? ""))
             }
         case .removed(let record):
             print("removed \(record.path) (retention)")
@@ -321,7 +321,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
 
     /// A permanent line, above the live block.
     private func print(_ line: String) {
-        stream.write(clearBlock() + "feedingest: " + line + "\n")
+        stream.write(clearBlock() + "feedingest: " + Redaction.redactedText(line) + "\n")
         drawnLines = 0
     }
 

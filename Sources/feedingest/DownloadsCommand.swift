@@ -1,4 +1,5 @@
 import ArticleStore
+import Fetch
 import Foundation
 import Syndication
 
@@ -67,8 +68,8 @@ enum DownloadsCommand {
         json.beginObject()
         json.field("id", Int(row.id.rawValue))
         json.field("state", row.displayState(now: now).rawValue)
-        json.field("url", row.url)
-        json.field("finalURL", row.finalURL == row.url ? nil : row.finalURL)
+        json.field("url", Redaction.redactedURL(row.url))
+        json.field("finalURL", row.finalURL == row.url ? nil : row.finalURL.map(Redaction.redactedURL))
         json.field("path", row.path)
         json.field("bytes", Int(row.committedOffset))
         json.field("total", row.expectedLength.map { Int($0) })
@@ -76,7 +77,7 @@ enum DownloadsCommand {
         json.field("feed", feed)
         json.field("attempts", row.attempts)
         json.field("validator", row.validator)
-        json.field("error", row.error)
+        json.field("error", row.error.map(Redaction.redactedText))
         json.field("errorKind", row.errorKind)
         json.field("queued", row.queuedAt)
         json.field("updated", row.updatedAt)
@@ -89,8 +90,8 @@ enum DownloadsCommand {
         var lines = [["STATE", "BYTES", "TRIES", "PATH"]]
         for row in rows {
             let total = row.expectedLength.map { " / " + DownloadProgressObserver.size($0) } ?? ""
-            var rest = row.path + "  " + row.url
-            if let error = row.error { rest += "  error" + (row.errorKind.map { " (\($0))" } ?? "") + ": " + error }
+            var rest = row.path + "  " + Redaction.redactedURL(row.url)
+            if let error = row.error { rest += "  error" + (row.errorKind.map { " (\($0))" } ?? "") + ": " + Redaction.redactedText(error) }
             lines.append([row.displayState(now: now).rawValue, DownloadProgressObserver.size(row.committedOffset) + total, String(row.attempts), rest])
         }
         let widths = (0..<3).map { column in lines.map { $0[column].count }.max() ?? 0 }

@@ -1,4 +1,5 @@
 import ArticleStore
+import Fetch
 import Foundation
 import Syndication
 
@@ -88,11 +89,11 @@ enum FeedsCommand {
         json.beginObject()
         json.field("url", StoreLocation.displayName(ofFeed: feed.url))
         json.field("title", feed.title)
-        json.field("homeLink", feed.homeLink)
-        json.field("currentURL", feed.currentURL)
+        json.field("homeLink", feed.homeLink.map(Redaction.redactedURL))
+        json.field("currentURL", feed.currentURL.map(Redaction.redactedURL))
         json.field("status", status(of: feed))
         json.field("consecutiveFailures", feed.consecutiveFailures)
-        json.field("error", feed.error)
+        json.field("error", feed.error.map(Redaction.redactedText))
         json.field("errorKind", feed.errorKind)
         json.field("lastFetch", feed.lastAttempt)
         json.field("lastSuccess", feed.lastSuccess)
@@ -118,7 +119,7 @@ enum FeedsCommand {
                 .compactMap { $0 }.joined(separator: "+")
             var name = StoreLocation.displayName(ofFeed: feed.url)
             if let title = feed.title.map(oneLine), !title.isEmpty { name += "  \"\(title)\"" }
-            if let error = feed.error.map(oneLine) { name += "  error" + (feed.errorKind.map { " (\($0))" } ?? "") + ": \(error)" }
+            if let error = feed.error.map(oneLine).map(Redaction.redactedText) { name += "  error" + (feed.errorKind.map { " (\($0))" } ?? "") + ": \(error)" }
             rows.append([
                 status(of: feed), String(feed.consecutiveFailures), String(feed.articleCount),
                 feed.lastAttempt.map(formatter.string(from:)) ?? "-",

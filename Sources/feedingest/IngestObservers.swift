@@ -1,4 +1,5 @@
 import ArticleStore
+import Fetch
 import Foundation
 import Ingest
 import Syndication
@@ -27,7 +28,7 @@ final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
             case nil: break
             }
             json.reset()
-            stored.article.write(to: &json, extra: extra)
+            stored.article.redactingPasswords().write(to: &json, extra: extra)
             json.raw(0x0A)
             StandardStreams.output.write(json.bytes)
             StandardStreams.output.flush()
@@ -211,7 +212,7 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         json.field("startedAt", startedAt)
         json.field("finishedAt", Date())
         json.key("store")
-        if let store { json.string(store) } else { json.null() }
+        if let store { json.string(Redaction.redactedText(store)) } else { json.null() }
         json.field("exitStatus", Int(exitStatus))
         let summary = self.summary ?? IngestSummary()
         json.key("summary")
@@ -237,8 +238,8 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         for problem in problems {
             json.beginObject()
             json.field("line", problem.line)
-            json.field("message", problem.message)
-            json.field("text", problem.text)
+            json.field("message", Redaction.redactedText(problem.message))
+            json.field("text", Redaction.redactedText(problem.text))
             json.endObject()
         }
         json.endArray()
@@ -253,8 +254,8 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
 
     private static func write(_ feed: Feed, to json: inout JSONWriter) {
         json.beginObject()
-        json.field("source", feed.entry.source)
-        json.field("url", feed.entry.storeURL)
+        json.field("source", Redaction.redactedURL(feed.entry.source))
+        json.field("url", Redaction.redactedURL(feed.entry.storeURL))
         json.field("tags", feed.entry.tags)
         var counts: FeedCounts?
         switch feed.result {
@@ -304,7 +305,7 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
     /// `"reason"` (the text for people) and `"error"`: the layer that failed and its code, with the HTTP status,
     /// libcurl's code, or the line and column where they apply.
     private static func write(_ error: IngestError, to json: inout JSONWriter) {
-        json.field("reason", error.description)
+        json.field("reason", Redaction.redactedText(error.description))
         json.key("error")
         json.beginObject()
         json.field("kind", error.kind)

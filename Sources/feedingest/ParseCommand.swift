@@ -101,6 +101,9 @@ enum ParseCommand {
         /// The input's object in the report: the parser's summary, with the error of whichever layer failed.
         func write(to json: inout JSONWriter) {
             json.beginObject()
+            var summary = summary
+            summary.source = Redaction.redactedURL(summary.source)
+            summary.metadata = summary.metadata.redactingPasswords()
             summary.writeFields(to: &json)
             switch error {
             case .parse(let error)?:
@@ -111,7 +114,7 @@ enum ParseCommand {
                 json.beginObject()
                 json.field("kind", "fetch")
                 json.field("name", error.kind.name)
-                json.field("message", error.message)
+                json.field("message", Redaction.redactedText(error.message))
                 if let status = error.status { json.field("status", status) }
                 if let curlCode = error.curlCode { json.field("curlCode", Int(curlCode.rawValue)) }
                 json.endObject()
@@ -185,7 +188,7 @@ enum ParseCommand {
             self.feed = feed
             feed.onArticle = { [unowned self] article, _ in
                 json.reset()
-                article.write(to: &json)
+                article.redactingPasswords().write(to: &json)
                 json.raw(0x0A)
                 StandardStreams.output.write(json.bytes)
             }

@@ -1,4 +1,5 @@
 // The one file of the command that calls the C library directly (write(2), signal(2), isatty(3)).
+import Fetch
 import Foundation
 import Synchronization
 
@@ -14,10 +15,14 @@ final class OutputStream: Sendable {
     private let descriptor: Int32
     private let capacity: Int
     private let buffer: Mutex<[UInt8]>
+    private let redactsText: Bool
 
-    init(descriptor: Int32, capacity: Int = 64 * 1024) {
+    /// `redactsText`: every ``write(_:)-(String)`` masks the password of any URL in the text (`Redaction.redactedText`),
+    /// a net under the messages written for people (stderr), which may quote a URL from an error or from libcurl.
+    init(descriptor: Int32, capacity: Int = 64 * 1024, redactsText: Bool = false) {
         self.descriptor = descriptor
         self.capacity = capacity
+        self.redactsText = redactsText
         var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
         buffer = Mutex(bytes)
@@ -32,7 +37,7 @@ final class OutputStream: Sendable {
         }
     }
 
-    func write(_ text: String) { write(Array(text.utf8)) }
+    func write(_ text: String) { write(Array((redactsText ? Redaction.redactedText(text) : text).utf8)) }
 
     func flush() {
         buffer.withLock { Self.drain(&$0, to: descriptor) }
@@ -67,5 +72,6 @@ final class OutputStream: Sendable {
 /// its buffer is behind a lock).
 enum StandardStreams {
     static let output = OutputStream(descriptor: 1)
-    static let error = OutputStream(descriptor: 2, capacity: 1)
+    /// Messages for people; no URL's password is ever written here (see ``OutputStream/init(descriptor:capacity:redactsText:)``).
+    static let error = OutputStream(descriptor: 2, capacity: 1, redactsText: true)
 }

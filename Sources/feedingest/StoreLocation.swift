@@ -1,5 +1,6 @@
 import Foundation
 import ArticleStore
+import Fetch
 import PostgresStore
 
 /// Where the store is, for every command that uses one: `--store`, else `FEEDINGEST_STORE`, else
@@ -70,9 +71,9 @@ extension StoreLocation {
     }
 
     /// How the commands name a feed: its URL as listed, or the path of a local feed (as ingest prints it in the
-    /// articles' `feed` field and in its messages).
+    /// articles' `feed` field and in its messages), a URL's password replaced by `***`.
     static func displayName(ofFeed url: String) -> String {
-        guard url.hasPrefix("file:"), let parsed = URL(string: url), parsed.isFileURL else { return url }
+        guard url.hasPrefix("file:"), let parsed = URL(string: url), parsed.isFileURL else { return Redaction.redactedURL(url) }
         return parsed.path
     }
 }

@@ -1,0 +1,72 @@
+import Fetch
+import Syndication
+
+// The command's one rule for what it shows: a URL's password never reaches stdout, stderr or a report
+// (`Redaction.redactedURL`, libcurl's URL parser with a plain fallback). Stored values keep their credentials; only the
+// copies written out are redacted, at the edge.
+
+extension Article {
+    /// A copy for output: every URL field (`feed`, `id` when it is a URL, `link`, enclosures, links, images, comments,
+    /// people's `uri`, podcast transcripts and chapters) with its password replaced by `***`. Text (titles, summary,
+    /// content) is the publisher's and is left as it is. Costs one scan for `@` per field when no URL has credentials.
+    func redactingPasswords() -> Article {
+        guard mayCarryCredentials else { return self }
+        var article = self
+        let redact = Redaction.redactedURL
+        article.feed = redact(feed)
+        article.id = redact(id)
+        article.link = link.map(redact)
+        article.image = image.map(redact)
+        article.comments = comments.map(redact)
+        article.commentsFeed = commentsFeed.map(redact)
+        article.externalURL = externalURL.map(redact)
+        article.bannerImage = bannerImage.map(redact)
+        for index in article.enclosures.indices { article.enclosures[index].url = redact(enclosures[index].url) }
+        for index in article.links.indices { article.links[index].href = redact(links[index].href) }
+        for index in article.authors.indices { article.authors[index].uri = authors[index].uri.map(redact) }
+        for index in article.contributors.indices { article.contributors[index].uri = contributors[index].uri.map(redact) }
+        article.contentSource?.href = redact(contentSource?.href ?? "")
+        if var podcast = article.podcast {
+            podcast.chaptersURL = podcast.chaptersURL.map(redact)
+            for index in podcast.transcripts.indices { podcast.transcripts[index].url = redact(podcast.transcripts[index].url) }
+            article.podcast = podcast
+        }
+        return article
+    }
+}
+
+extension Article {
+    /// Whether any URL field has an `@` (credentials need one): when none has, the article is written as it is, with no
+    /// copy (the common case; `parse` of a 200 MB feed stays within its memory bound).
+    private var mayCarryCredentials: Bool {
+        func has(_ text: String?) -> Bool { text?.utf8.contains(UInt8(ascii: "@")) ?? false }
+        return has(feed) || has(id) || has(link) || has(image) || has(comments) || has(commentsFeed) || has(externalURL)
+            || has(bannerImage) || has(contentSource?.href) || enclosures.contains { has($0.url) } || links.contains { has($0.href) }
+            || authors.contains { has($0.uri) } || contributors.contains { has($0.uri) }
+            || podcast.map { has($0.chaptersURL) || $0.transcripts.contains { has($0.url) } } ?? false
+    }
+}
+
+extension FeedMetadata {
+    /// A copy for output (`parse --report`): the feed's id, links, hubs, images, next page and people's `uri` with their passwords
+    /// replaced by `***`.
+    func redactingPasswords() -> FeedMetadata {
+        var metadata = self
+        let redact = Redaction.redactedURL
+        metadata.link = link.map(redact)
+        metadata.selfLink = selfLink.map(redact)
+        metadata.hubs = hubs.map(redact)
+        metadata.image = image.map(redact)
+        metadata.icon = icon.map(redact)
+        metadata.nextURL = nextURL.map(redact)
+        metadata.id = id.map(redact)
+        if var details = imageDetails {
+            details.url = details.url.map(redact)
+            details.link = details.link.map(redact)
+            metadata.imageDetails = details
+        }
+        if var publisher { publisher.uri = publisher.uri.map(redact); metadata.publisher = publisher }
+        for index in metadata.authors.indices { metadata.authors[index].uri = authors[index].uri.map(redact) }
+        return metadata
+    }
+}
