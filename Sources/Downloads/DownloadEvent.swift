@@ -57,7 +57,7 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         case .unsupportedScheme: return "download.unsupported-scheme"
         case .diskFull: return "download.disk-full"
         case .fileError: return "download.file-error"
-        case .fetch: return "fetch." + (fetchKind.map(Self.name) ?? "network")
+        case .fetch: return "fetch." + (fetchKind.map(\.name) ?? "network")
         case .badResponse: return "download.bad-response"
         case .leaseLost: return "download.lease-lost"
         case .store: return "download.store"
@@ -67,31 +67,6 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// `url: message`, the URL's password replaced by `***` (`Redaction`): a description is for people; ``url`` keeps it.
     public var description: String { "\(Redaction.redactedURL(url)): \(Redaction.redactedText(message))" }
-
-    private static func name(_ kind: FetchError.Kind) -> String {
-        switch kind {
-        case .httpStatus: return "http-status"
-        case .gone: return "gone"
-        case .rateLimited: return "rate-limited"
-        case .serviceUnavailable: return "service-unavailable"
-        case .dnsFailure: return "dns-failure"
-        case .connectionRefused: return "connection-refused"
-        case .unreachable: return "unreachable"
-        case .tlsFailure: return "tls-failure"
-        case .timeout: return "timeout"
-        case .truncated: return "truncated"
-        case .tooLarge: return "too-large"
-        case .tooManyRedirects: return "too-many-redirects"
-        case .unsupportedScheme: return "unsupported-scheme"
-        case .invalidURL: return "invalid-url"
-        case .badContentEncoding: return "bad-content-encoding"
-        case .consumerFailed: return "consumer-failed"
-        case .fileUnreadable: return "file-unreadable"
-        case .cancelled: return "cancelled"
-        case .network: return "network"
-        case .libraryFailure: return "library-failure"
-        }
-    }
 }
 
 /// One download in progress, as progress events report it.

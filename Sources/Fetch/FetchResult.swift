@@ -187,3 +187,31 @@ public struct FetchResult: Sendable {
         return false
     }
 }
+
+extension FetchError.Kind {
+    /// The kind as a stable lowercase name (`http-status`, `rate-limited`, `too-large`, ...).
+    public var name: String {
+        switch self {
+        case .httpStatus: return "http-status"
+        case .gone: return "gone"
+        case .rateLimited: return "rate-limited"
+        case .serviceUnavailable: return "service-unavailable"
+        case .dnsFailure: return "dns-failure"
+        case .connectionRefused: return "connection-refused"
+        case .unreachable: return "unreachable"
+        case .tlsFailure: return "tls-failure"
+        case .timeout: return "timeout"
+        case .truncated: return "truncated"
+        case .tooLarge: return "too-large"
+        case .tooManyRedirects: return "too-many-redirects"
+        case .unsupportedScheme: return "unsupported-scheme"
+        case .invalidURL: return "invalid-url"
+        case .badContentEncoding: return "bad-content-encoding"
+        case .consumerFailed: return "consumer-failed"
+        case .fileUnreadable: return "file-unreadable"
+        case .cancelled: return "cancelled"
+        case .network: return "network"
+        case .libraryFailure: return "library-failure"
+        }
+    }
+}
