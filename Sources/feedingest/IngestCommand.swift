@@ -134,15 +134,9 @@ enum IngestCommand {
 
         var store: Store?
         if !noStore {
-            let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: true)
-            do {
-                store = try Store.open(path, configuration: storeConfiguration)
-            } catch {
-                var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
-                if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
-                StandardStreams.error.write(line + "\n")
-                return 2
-            }
+            guard let opened = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: storeConfiguration)
+            else { return 2 }
+            store = opened
         }
 
         // Nothing reads a body's SHA-256 yet (it would only tell that an unconditional refetch was byte-identical, after

@@ -22,6 +22,20 @@ enum StoreLocation {
         }
         return directory + "/feedingest.sqlite"
     }
+
+    /// Opens the store a writing command uses (`--store`, else the default, whose directory is made), or says on
+    /// standard error why it cannot (the store named without its password, the engine's hint) and returns nil.
+    static func openForWriting(option: String?, configuration: StoreConfiguration) -> Store? {
+        let path = self.path(option: option, createsDirectory: true)
+        do {
+            return try Store.open(path, configuration: configuration)
+        } catch {
+            var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
+            if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
+            StandardStreams.error.write(line + "\n")
+            return nil
+        }
+    }
 }
 
 extension StoreLocation {

@@ -145,16 +145,8 @@ enum WatchCommand {
 
         var storeConfiguration = StoreConfiguration()
         storeConfiguration.adaptiveSchedule = configuration.schedule
-        let store: Store
-        let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: true)
-        do {
-            store = try Store.open(path, configuration: storeConfiguration)
-        } catch {
-            var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
-            if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
-            StandardStreams.error.write(line + "\n")
-            return 2
-        }
+        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: storeConfiguration)
+        else { return 2 }
 
         fetch.computesBodyHash = false
         fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers,
