@@ -229,8 +229,9 @@ func inflateChunking(_ bytes: UnsafeRawBufferPointer) {
     if whole.output != split.output { violated("inflated bytes depend on chunking (\(whole.output.count) vs \(split.output.count))") }
 }
 
-/// HTTP header values: `Retry-After`, `Cache-Control: max-age`, `Expires`, `Link`, `Content-Type` and
-/// `Content-Encoding`, from fuzzed header lines. (No `Content-Range` parser exists on main yet.)
+/// HTTP header values: `Retry-After`, `Cache-Control: max-age`, `Expires`, `Link`, `Content-Type`,
+/// `Content-Encoding`, `Content-Range` and `Content-Length`, from fuzzed header lines. A `Content-Range` that parses is
+/// consistent (first ≤ last < length) and reads back the same from its own description.
 func httpHeaders(_ bytes: UnsafeRawBufferPointer) {
     let text = String(decoding: bytes, as: UTF8.self)
     var fields: [(name: String, value: String)] = []
@@ -238,6 +239,15 @@ func httpHeaders(_ bytes: UnsafeRawBufferPointer) {
         let pair = line.split(separator: ":", maxSplits: 1)
         if pair.count == 2 { fields.append((String(pair[0]), String(pair[1]).trimmingCharacters(in: .whitespaces))) }
         if let after = RetryAfter(String(line)), case .seconds(let seconds) = after, seconds < 0 { violated("negative Retry-After from \(line)") }
+        if let range = ContentRange(String(line)) {
+            if let first = range.first, let last = range.last {
+                if first < 0 || last < first { violated("inconsistent Content-Range \(range) from \(line)") }
+                if let length = range.completeLength, last >= length { violated("Content-Range past its length: \(line)") }
+            } else if range.completeLength == nil {
+                violated("bytes */* accepted from \(line)")
+            }
+            if ContentRange(range.description) != range { violated("Content-Range \(range) does not read back from \(line)") }
+        }
     }
     let response = FetchResponse(status: 200, headers: HTTPHeaders(fields), url: URL(string: "http://127.0.0.1/feed")!)
     if let age = response.maxAge, age < 0 { violated("negative max-age") }
@@ -250,6 +260,9 @@ func httpHeaders(_ bytes: UnsafeRawBufferPointer) {
     _ = response.charset
     _ = response.mediaType
     _ = response.contentEncodings
+    _ = response.contentRange
+    _ = response.contentLength
+    _ = response.strongValidator
 }
 
 // MARK: Ingest
