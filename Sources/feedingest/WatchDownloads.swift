@@ -1,0 +1,145 @@
+import ArticleStore
+import Dispatch
+import Downloads
+import Foundation
+import Ingest
+import Synchronization
+import Watch
+
+/// `watch --download`: queues the enclosures of the articles a watch commits and downloads them on a thread of its own,
+/// holding remote downloads while the watch is offline (loopback ones go on, as loopback feeds do) and stopping (partial
+/// files flushed, kept and recorded) on a signal.
+///
+/// The loop: wait until something is pending (a feed of the selection committed new articles, the network came back, or
+/// the start), then queue the selection and run the manager until its queue is done; go on until ``stop()``.
+final class WatchDownloads: IngestObserver, Sendable {
+    private struct State {
+        /// Work to do: queue and run again.
+        var pending = true
+        var stopping = false
+    }
+
+    let manager: DownloadManager
+    let selection: DownloadSelection
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let stats: WatchStats
+
+    /// Downloads with `manager` the enclosures of `selection`'s feeds; lines and counters go to `stats`.
+    init(manager: DownloadManager, selection: DownloadSelection, stats: WatchStats) {
+        self.manager = manager
+        self.selection = selection
+        self.stats = stats
+    }
+
+    /// Starts the download thread.
+    func start() {
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            loop()
+        }
+        thread.name = "feedingest.watch-downloads"
+        thread.start()
+    }
+
+    private func loop() {
+        while true {
+            let go = state.withLock { state -> Bool? in
+                if state.stopping { return nil }
+                guard state.pending else { return false }
+                state.pending = false
+                return true
+            }
+            guard let go else { return }
+            guard go else {
+                wake.wait()
+                continue
+            }
+            do {
+                try manager.queue(selection)
+            } catch {
+                stats.line("feedingest: cannot queue downloads: \(error)")
+            }
+            _ = manager.run()
+        }
+    }
+
+    /// Marks work to do (or the stop) and wakes the loop.
+    private func poke(stopping: Bool = false) {
+        state.withLock { state in
+            state.pending = true
+            if stopping { state.stopping = true }
+        }
+        wake.signal()
+    }
+
+    /// Stops the transfers (their partial files flushed, kept and recorded as paused) and waits for the thread to end.
+    func stop() {
+        poke(stopping: true)
+        manager.cancel()
+        done.wait()
+    }
+
+    /// The watch's network state: offline stops the remote transfers (recorded as paused); online runs again, which
+    /// resumes them.
+    func report(_ event: WatchEvent) {
+        switch event {
+        case .paused:
+            manager.holdRemote(true)
+        case .resumed:
+            manager.holdRemote(false)
+            poke()
+        default:
+            break
+        }
+    }
+
+    func ingest(_ event: IngestEvent) {
+        // A feed done with new or updated articles (committed before this event): its enclosures may be new. The queue
+        // itself picks the selection's feeds and skips what the tracker knows.
+        guard case .feedFinished(_, let result) = event else { return }
+        let counts: FeedCounts
+        switch result {
+        case .ok(let value), .failed(_, let value): counts = value
+        default: return
+        }
+        guard counts.new + counts.updated > 0 else { return }
+        poke()
+    }
+}
+
+/// `watch --download`'s lines on stderr (one per finished, failed or paused download) and its counters for the metrics.
+struct WatchDownloadObserver: DownloadObserver {
+    let stats: WatchStats
+    let quiet: Bool
+
+    func download(_ event: DownloadEvent) {
+        switch event {
+        case .finished(let result):
+            stats.countDownload(outcome: "done", bytes: result.bytesReceived)
+            var line = "feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
+            if result.resumedFrom > 0 { line += ", resumed from \(DownloadProgressObserver.size(result.resumedFrom))" }
+            if !quiet { stats.line(line + ")") }
+        case .failed(let result):
+            if result.record.state == .paused {
+                stats.countDownload(outcome: "paused", bytes: result.bytesReceived)
+                if !quiet { stats.line("feedingest: paused \(result.record.path) at \(DownloadProgressObserver.size(result.record.committedOffset))") }
+            } else {
+                stats.countDownload(outcome: "failed", bytes: result.bytesReceived)
+                let error = result.error
+                stats.line("feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")"
+                           + (error.map { " [\($0.kindName)]" } ?? ""))
+            }
+        case .staleFile(let path):
+            if !quiet { stats.line("feedingest: stale partial file without a tracker row, left alone: \(path)") }
+        case .removed(let record):
+            if !quiet { stats.line("feedingest: removed \(record.path) (retention)") }
+        case .storeFailed(let error):
+            stats.countDownload(outcome: "failed", bytes: 0)
+            stats.line("feedingest: download store error: \(error)")
+        case .queued, .started, .progress, .runFinished:
+            break
+        }
+    }
+}
