@@ -44,6 +44,21 @@ enum WatchCommand {
           -q, --quiet           print nothing on stderr but errors
           -h, --help            show this help
 
+        Downloads (--download): the enclosures of the feeds tagged 'download' are queued at the start and again each
+        time such a feed commits new articles, and downloaded on the side, as 'feedingest download' does (resumed,
+        claimed, the partial file kept as <file>.download). One line per finished or failed download on stderr.
+          --download            download enclosures continuously
+          --dir DIR             where files go (as for download; default $FEEDINGEST_DOWNLOADS, else
+                                $XDG_DATA_HOME/feedingest/downloads)
+          --download-jobs N     downloads at once (default 2)
+          --max-rate RATE       at most RATE bytes per second per download (500k, 2M)
+          --types TYPES         only these media types: audio/*,video/mp4 (default: all)
+          --name TEMPLATE       the path under DIR (default {feed}/{file}; see 'feedingest download --help')
+          --keep N, --keep-days D, --checkpoint SIZE, --attempts N   as for download
+        Offline, remote downloads pause (recorded as paused, the partial kept) and resume when the network is back;
+        loopback ones go on. SIGTERM or SIGINT stops the transfers at once, flushing and recording the partial files:
+        'feedingest download' or the next watch resumes them.
+
         Network: on Linux the routing table is watched (netlink). With no default route, or when transfers to several
         hosts all failed for want of a network, remote feeds pause (no transfers, no failures counted; one line on
         stderr); loopback and local-file feeds keep running. When a route returns they resume within seconds, the
@@ -59,7 +74,8 @@ enum WatchCommand {
 
         Metrics (--metrics-file): feedingest_fetches_total{outcome}, feedingest_articles_total{change},
         feedingest_bytes_total, feedingest_failures_total (counters); feedingest_feeds, feedingest_in_flight,
-        feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges).
+        feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges); with --download also
+        feedingest_downloads_total{outcome} (done, failed, paused) and feedingest_download_bytes_total.
 
         Exit status: 0 after a signal's graceful stop; 2 for usage errors, an unreadable list or an unusable store;
         130/143 after a second signal.
@@ -502,7 +518,7 @@ final class WatchStats: IngestObserver, Sendable {
             text += "# HELP feedingest_downloads_total Enclosure downloads ended, by outcome (paused: stopped offline or by a signal).\n"
             text += "# TYPE feedingest_downloads_total counter\n"
             for outcome in Self.downloadOutcomes { text += "feedingest_downloads_total{outcome=\"\(outcome)\"} \(c.downloads[outcome] ?? 0)\n" }
-            text += "# HELP feedingest_download_bytes_total Enclosure bytes received.\n# TYPE feedingest_download_bytes_total counter\n"
+            text += "# HELP feedingest_download_bytes_total Enclosure bytes written to the download files (from the resume offset to the committed one).\n# TYPE feedingest_download_bytes_total counter\n"
             text += "feedingest_download_bytes_total \(c.downloadBytes)\n"
         }
         return text

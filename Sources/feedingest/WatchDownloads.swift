@@ -114,19 +114,23 @@ struct WatchDownloadObserver: DownloadObserver {
     let stats: WatchStats
     let quiet: Bool
 
+    /// The bytes a download added to its file: from where it resumed to the committed (flushed and recorded) offset.
+    /// (``DownloadResult/bytesReceived`` counts what libcurl handed over, which was seen to exceed the file by 16 KiB.)
+    static func written(_ result: DownloadResult) -> Int64 { max(0, result.record.committedOffset - result.resumedFrom) }
+
     func download(_ event: DownloadEvent) {
         switch event {
         case .finished(let result):
-            stats.countDownload(outcome: "done", bytes: result.bytesReceived)
+            stats.countDownload(outcome: "done", bytes: Self.written(result))
             var line = "feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
             if result.resumedFrom > 0 { line += ", resumed from \(DownloadProgressObserver.size(result.resumedFrom))" }
             if !quiet { stats.line(line + ")") }
         case .failed(let result):
             if result.record.state == .paused {
-                stats.countDownload(outcome: "paused", bytes: result.bytesReceived)
+                stats.countDownload(outcome: "paused", bytes: Self.written(result))
                 if !quiet { stats.line("feedingest: paused \(result.record.path) at \(DownloadProgressObserver.size(result.record.committedOffset))") }
             } else {
-                stats.countDownload(outcome: "failed", bytes: result.bytesReceived)
+                stats.countDownload(outcome: "failed", bytes: Self.written(result))
                 let error = result.error
                 stats.line("feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")"
                            + (error.map { " [\($0.kindName)]" } ?? ""))
