@@ -10,12 +10,16 @@ import Watch
 /// holding remote downloads while the watch is offline (loopback ones go on, as loopback feeds do) and stopping (partial
 /// files flushed, kept and recorded) on a signal.
 ///
-/// The loop: wait until something is pending (a feed of the selection committed new articles, the network came back, or
-/// the start), then queue the selection and run the manager until its queue is done; go on until ``stop()``.
+/// The loop: wait until something is pending (the watch's first finished feed or its first word on the network, then a
+/// feed that committed new articles, or the network coming back), then queue the selection and run the manager until
+/// its queue is done; go on until ``stop()``. The first run waits for the watch's first step so that a watch starting
+/// offline holds remote downloads before any is tried.
 final class WatchDownloads: IngestObserver, Sendable {
     private struct State {
         /// Work to do: queue and run again.
-        var pending = true
+        var pending = false
+        /// Whether the watch has finished a feed yet (or reported its network state).
+        var started = false
         var stopping = false
     }
 
@@ -69,6 +73,7 @@ final class WatchDownloads: IngestObserver, Sendable {
     private func poke(stopping: Bool = false) {
         state.withLock { state in
             state.pending = true
+            state.started = true
             if stopping { state.stopping = true }
         }
         wake.signal()
@@ -87,6 +92,7 @@ final class WatchDownloads: IngestObserver, Sendable {
         switch event {
         case .paused:
             manager.holdRemote(true)
+            poke()
         case .resumed:
             manager.holdRemote(false)
             poke()
@@ -99,12 +105,12 @@ final class WatchDownloads: IngestObserver, Sendable {
         // A feed done with new or updated articles (committed before this event): its enclosures may be new. The queue
         // itself picks the selection's feeds and skips what the tracker knows.
         guard case .feedFinished(_, let result) = event else { return }
-        let counts: FeedCounts
+        var counts = FeedCounts()
         switch result {
         case .ok(let value), .failed(_, let value): counts = value
-        default: return
+        default: break
         }
-        guard counts.new + counts.updated > 0 else { return }
+        guard counts.new + counts.updated > 0 || !state.withLock({ $0.started }) else { return }
         poke()
     }
 }

@@ -144,6 +144,46 @@ struct WatchDownloadTests {
         #expect(log.last?["range"] as? String == "bytes=\(kept)-" && log.last?["status"] as? Int == 206, "\(log)")
     }
 
+    /// In a network namespace of its own without a default route (offline): a remote enclosure is held (paused, no
+    /// request, no failure); when a route appears it is claimed again. (192.0.2.1 is TEST-NET-1 inside the namespace:
+    /// nothing leaves it.)
+    @Test func offlineRemoteDownloadsAreHeldAndClaimedAgainWhenTheNetworkReturns() throws {
+        let setup = try Setup("offline", size: 1024)
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let feed = "<?xml version=\"1.0\"?>\n<rss version=\"2.0\"><channel><title>Test Show</title><link>http://127.0.0.1/</link>\n"
+            + "<item><title>Remote</title><guid>remote-1</guid><enclosure url=\"http://192.0.2.1:9/remote.mp3\" type=\"audio/mpeg\"/></item>\n"
+            + "</channel></rss>\n"
+        try Data(feed.utf8).write(to: setup.feed)
+        let metrics = setup.directory.appendingPathComponent("feedingest.prom")
+        let watch = try WatchProcess(["watch", setup.list.path, "--store", setup.store.path, "--min-interval", "0", "--max-interval", "1s",
+                                      "--grace", "1s", "--download", "--dir", setup.downloads.path, "--metrics-file", metrics.path],
+                                     in: setup.directory,
+                                     prefix: ["/usr/bin/unshare", "-n", "--", "/bin/bash", "-c", "ip link set lo up && exec \"$@\"", "netns"])
+        let pid = watch.process.processIdentifier
+        #expect(watch.waitUntil(20) { watch.stderr.contains("offline (no default route)") }, "\(watch.stderr)")
+        #expect(try watch.waitUntil(20) { try setup.rows().first?["state"] as? String == "paused" }, "\(watch.stderr)")
+        let held = try #require(try setup.rows().first)
+        #expect(held["error"] as? String == "held while the network is away; nothing was fetched", "\(held)")
+        #expect(held["errorKind"] as? String == "download.cancelled")
+        #expect(watch.stderr.contains("paused \(setup.file("remote.mp3").path)"), "\(watch.stderr)")
+        #expect(!watch.stderr.contains("download failed"), "\(watch.stderr)")
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try setup.rows().first?["attempts"] as? Int == held["attempts"] as? Int, "not claimed again while offline")
+
+        #expect(try WatchReachabilityTests.ip(pid, "link add v0 type veth peer name v1").status == 0)
+        #expect(try WatchReachabilityTests.ip(pid, "link set v0 up").status == 0)
+        #expect(try WatchReachabilityTests.ip(pid, "link set v1 up").status == 0)
+        #expect(try WatchReachabilityTests.ip(pid, "route add default dev v0").status == 0)
+        #expect(watch.waitUntil(15) { watch.stderr.contains("online again") }, "\(watch.stderr)")
+        // Claimed again: a transfer starts (the route leads nowhere, so it stays in flight until the stop).
+        #expect(try watch.waitUntil(15) {
+            let row = try setup.rows().first
+            return row?["state"] as? String == "downloading" || (row?["attempts"] as? Int ?? 0) > (held["attempts"] as? Int ?? 0)
+        }, "\((try? setup.rows()) ?? [])")
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+        #expect(try setup.rows().first?["state"] as? String != "done")
+    }
+
     @Test func downloadOptionsNeedDownloadAndAreChecked() throws {
         let without = try CommandRunner.run(["watch", "feeds.txt", "--dir", "/tmp/x"])
         #expect(without.status == 2 && without.stderr.contains("--dir is an option of --download"), "\(without.stderr)")
