@@ -56,6 +56,7 @@ public final class DownloadManager: Sendable {
 
     private struct Running {
         var cancelled = false
+        var remoteHeld = false
         var transfers: [DownloadID: FetchTransfer] = [:]
         var active: [DownloadID: ActiveDownload] = [:]
         var lastBytes: [DownloadID: (bytes: Int64, at: ContinuousClock.Instant)] = [:]
@@ -96,6 +97,31 @@ public final class DownloadManager: Sendable {
     /// network is down and goes on when it is back (`watch --download`).
     public func resume() {
         running.withLock { $0.cancelled = false }
+    }
+
+    /// Holds or releases the downloads from remote hosts (every host but loopback), for a long-running caller whose
+    /// network went away (`watch --download`): holding stops their transfers as ``cancel()`` does (partial files
+    /// flushed and kept, the downloads recorded as paused), and a remote download claimed while held is recorded paused
+    /// without a request; loopback downloads go on. After releasing, a later ``run()`` claims the paused ones again.
+    public func holdRemote(_ held: Bool) {
+        let transfers = running.withLock { state -> [FetchTransfer] in
+            state.remoteHeld = held
+            guard held else { return [] }
+            return state.transfers.compactMap { id, transfer in
+                let url = state.active[id].flatMap { URL(string: $0.url) }
+                return url.map(Self.isRemote) == false ? nil : transfer
+            }
+        }
+        for transfer in transfers { transfer.cancel() }
+    }
+
+    /// Whether remote downloads are held (``holdRemote(_:)``).
+    public var isHoldingRemote: Bool { running.withLock { $0.remoteHeld } }
+
+    /// Whether `url` waits while the network is away: every host but loopback (`localhost`, `127.*`, `::1`).
+    public static func isRemote(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return true }
+        return !(host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]")
     }
 
     private func emit(_ event: DownloadEvent) {
@@ -301,6 +327,13 @@ public final class DownloadManager: Sendable {
                                               message: "refused: not an http or https URL (scheme \(scheme)); nothing was fetched",
                                               url: lease.url))
         }
+        let remote = Self.isRemote(url)
+        /// Whether this download must stop now: the run was cancelled, or remote downloads are held and this is one.
+        func stopped() -> Bool { running.withLock { $0.cancelled || (remote && $0.remoteHeld) } }
+        if remote && isHoldingRemote {
+            return end(.paused, DownloadError(kind: .cancelled, message: "held while the network is away; nothing was fetched",
+                                              url: lease.url, path: partial))
+        }
         let directory = (lease.path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -348,7 +381,7 @@ public final class DownloadManager: Sendable {
                     run.active[id] = ActiveDownload(id: id, url: lease.url, path: lease.path, bytes: plan.offset,
                                                     expectedLength: state.expectedLength, rate: 0, resumedFrom: plan.offset)
                 }
-                return run.cancelled
+                return run.cancelled || (remote && run.remoteHeld)
             }
             if cancelled { transfer.cancel() }
             let result = transfer.deliver(to: consumer)
@@ -370,7 +403,7 @@ public final class DownloadManager: Sendable {
                 }
                 return nil
             }
-            let retry = tries < max(1, configuration.attemptsPerRun) && !isCancelled
+            let retry = tries < max(1, configuration.attemptsPerRun) && !stopped()
 
             switch result.outcome {
             case .ok, .notModified:
@@ -431,7 +464,7 @@ public final class DownloadManager: Sendable {
                     }
                 }
                 if let problem = keepPartial() { return end(.failed, problem) }
-                if error.kind == .cancelled && isCancelled {
+                if error.kind == .cancelled && stopped() {
                     return end(.paused, DownloadError(kind: .cancelled, message: "stopped; the partial file is kept for the next run",
                                                       url: lease.url, path: partial))
                 }

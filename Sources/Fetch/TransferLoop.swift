@@ -505,16 +505,18 @@ private final class EasyTransfer: CurlEasyDelegate {
             deliversBody = (200..<300).contains(status)
             if deliversBody { transfer.channel.publish(response()) }
         }
-        bodyBytes += Int64(bytes.count)
-        if bodyBytes > maximumBodyBytes {
+        let total = bodyBytes + Int64(bytes.count)
+        if total > maximumBodyBytes {
             abort = FetchError(kind: .tooLarge(.bodyBytes),
                                message: "the body exceeds the limit of \(maximumBodyBytes) bytes on the wire",
                                url: transfer.request.urlString, status: status)
             return .abort
         }
         // The body of an error response is not wanted; it is read (and counted) only so the connection stays usable.
-        guard deliversBody else { return .accept }
-        return transfer.channel.offer(bytes)
+        let decision = deliversBody ? transfer.channel.offer(bytes) : .accept
+        // A paused chunk is offered again by libcurl later: counted once, when taken.
+        if decision != .pause { bodyBytes = total }
+        return decision
     }
 
     // MARK: Results

@@ -74,59 +74,12 @@ enum DownloadCommand {
                                             hint: "use --feed URL for one feed; see 'feedingest download --help'"))
         }
         let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        var configuration = DownloadConfiguration(directory: parsed.options["--dir"] ?? DownloadConfiguration.defaultDirectory())
-        if !configuration.directory.hasPrefix("/") {
-            configuration.directory = FileManager.default.currentDirectoryPath + "/" + configuration.directory
+        let configuration: DownloadConfiguration
+        switch downloadConfiguration(parsed, jobsOption: "--jobs") {
+        case .failure(let error): return Command.usageError(error)
+        case .success(let value): configuration = value
         }
         var selection = DownloadSelection()
-        if let text = parsed.options["--jobs"] {
-            guard let jobs = Int(text), (1...64).contains(jobs) else {
-                return Command.usageError(.init(message: "--jobs needs a number from 1 to 64, not '\(text)'", hint: nil))
-            }
-            configuration.jobs = jobs
-        }
-        if let text = parsed.options["--max-rate"] {
-            guard let rate = rate(text) else {
-                return Command.usageError(.init(message: "--max-rate needs bytes per second, not '\(text)'", hint: "for example 500k, 2M or 100000"))
-            }
-            configuration.maximumReceiveRate = rate
-        }
-        if let text = parsed.options["--types"] {
-            configuration.mediaTypes = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            if configuration.mediaTypes.isEmpty || configuration.mediaTypes.contains(where: { !$0.contains("/") && $0 != "*" }) {
-                return Command.usageError(.init(message: "--types needs media types like audio/*,video/mp4, not '\(text)'", hint: nil))
-            }
-        }
-        if let text = parsed.options["--attempts"] {
-            guard let attempts = Int(text), (1...100).contains(attempts) else {
-                return Command.usageError(.init(message: "--attempts needs a number from 1 to 100, not '\(text)'", hint: nil))
-            }
-            configuration.attemptsPerRun = attempts
-        }
-        if let text = parsed.options["--checkpoint"] {
-            guard let size = rate(text), size >= 4096 else {
-                return Command.usageError(.init(message: "--checkpoint needs a size of 4096 bytes or more, not '\(text)'", hint: "for example 4M"))
-            }
-            configuration.checkpointInterval = size
-        }
-        if let template = parsed.options["--name"] {
-            if let problem = DownloadNaming.problem(with: template) {
-                return Command.usageError(.init(message: "--name: \(problem)", hint: "for example '{feed}/{date} {title}.{ext}'"))
-            }
-            configuration.naming = DownloadNaming(template: template)
-        }
-        if let text = parsed.options["--keep"] {
-            guard let keep = Int(text), keep >= 1 else {
-                return Command.usageError(.init(message: "--keep needs a number of files (1 or more), not '\(text)'", hint: nil))
-            }
-            configuration.keepPerFeed = keep
-        }
-        if let text = parsed.options["--keep-days"] {
-            guard let days = Double(text), days > 0, days.isFinite else {
-                return Command.usageError(.init(message: "--keep-days needs a number of days above 0, not '\(text)'", hint: nil))
-            }
-            configuration.keepDays = days
-        }
         if let text = parsed.options["--since"] {
             guard let date = SinceDate.parse(text) else {
                 return Command.usageError(.init(message: "--since needs a date, not '\(text)'",
@@ -179,6 +132,67 @@ enum DownloadCommand {
         if let signal = signals.received { return 128 + signal }
         return summary.failed > 0 ? 1 : 0
     }
+
+    /// The download options shared by `download` and `watch --download`: `--dir`, `--max-rate`, `--types`, `--name`,
+    /// `--keep`, `--keep-days`, `--checkpoint`, `--attempts`, and the number of downloads at once under `jobsOption`.
+    static func downloadConfiguration(_ parsed: Arguments, jobsOption: String) -> Result<DownloadConfiguration, Arguments.UsageError> {
+        var configuration = DownloadConfiguration(directory: parsed.options["--dir"] ?? DownloadConfiguration.defaultDirectory())
+        if !configuration.directory.hasPrefix("/") {
+            configuration.directory = FileManager.default.currentDirectoryPath + "/" + configuration.directory
+        }
+        if let text = parsed.options[jobsOption] {
+            guard let jobs = Int(text), (1...64).contains(jobs) else {
+                return .failure(.init(message: "\(jobsOption) needs a number from 1 to 64, not '\(text)'", hint: nil))
+            }
+            configuration.jobs = jobs
+        }
+        if let text = parsed.options["--max-rate"] {
+            guard let rate = rate(text) else {
+                return .failure(.init(message: "--max-rate needs bytes per second, not '\(text)'", hint: "for example 500k, 2M or 100000"))
+            }
+            configuration.maximumReceiveRate = rate
+        }
+        if let text = parsed.options["--types"] {
+            configuration.mediaTypes = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if configuration.mediaTypes.isEmpty || configuration.mediaTypes.contains(where: { !$0.contains("/") && $0 != "*" }) {
+                return .failure(.init(message: "--types needs media types like audio/*,video/mp4, not '\(text)'", hint: nil))
+            }
+        }
+        if let text = parsed.options["--attempts"] {
+            guard let attempts = Int(text), (1...100).contains(attempts) else {
+                return .failure(.init(message: "--attempts needs a number from 1 to 100, not '\(text)'", hint: nil))
+            }
+            configuration.attemptsPerRun = attempts
+        }
+        if let text = parsed.options["--checkpoint"] {
+            guard let size = rate(text), size >= 4096 else {
+                return .failure(.init(message: "--checkpoint needs a size of 4096 bytes or more, not '\(text)'", hint: "for example 4M"))
+            }
+            configuration.checkpointInterval = size
+        }
+        if let template = parsed.options["--name"] {
+            if let problem = DownloadNaming.problem(with: template) {
+                return .failure(.init(message: "--name: \(problem)", hint: "for example '{feed}/{date} {title}.{ext}'"))
+            }
+            configuration.naming = DownloadNaming(template: template)
+        }
+        if let text = parsed.options["--keep"] {
+            guard let keep = Int(text), keep >= 1 else {
+                return .failure(.init(message: "--keep needs a number of files (1 or more), not '\(text)'", hint: nil))
+            }
+            configuration.keepPerFeed = keep
+        }
+        if let text = parsed.options["--keep-days"] {
+            guard let days = Double(text), days > 0, days.isFinite else {
+                return .failure(.init(message: "--keep-days needs a number of days above 0, not '\(text)'", hint: nil))
+            }
+            configuration.keepDays = days
+        }
+        return .success(configuration)
+    }
+
+    /// The options ``downloadConfiguration(_:jobsOption:)`` reads (besides `jobsOption`).
+    static let configurationOptions: Set<String> = ["--dir", "--max-rate", "--types", "--name", "--keep", "--keep-days", "--checkpoint", "--attempts"]
 
     /// Opens the store for writing (migrating it); a missing SQLite file is not created.
     private static func openStore(option: String?) -> Store? {

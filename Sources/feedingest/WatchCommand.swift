@@ -1,4 +1,5 @@
 import ArticleStore
+import Downloads
 import Fetch
 import FileWatch
 import Foundation
@@ -43,6 +44,21 @@ enum WatchCommand {
           -q, --quiet           print nothing on stderr but errors
           -h, --help            show this help
 
+        Downloads (--download): the enclosures of the feeds tagged 'download' are queued at the start and again each
+        time such a feed commits new articles, and downloaded on the side, as 'feedingest download' does (resumed,
+        claimed, the partial file kept as <file>.download). One line per finished or failed download on stderr.
+          --download            download enclosures continuously
+          --dir DIR             where files go (as for download; default $FEEDINGEST_DOWNLOADS, else
+                                $XDG_DATA_HOME/feedingest/downloads)
+          --download-jobs N     downloads at once (default 2)
+          --max-rate RATE       at most RATE bytes per second per download (500k, 2M)
+          --types TYPES         only these media types: audio/*,video/mp4 (default: all)
+          --name TEMPLATE       the path under DIR (default {feed}/{file}; see 'feedingest download --help')
+          --keep N, --keep-days D, --checkpoint SIZE, --attempts N   as for download
+        Offline, remote downloads pause (recorded as paused, the partial kept) and resume when the network is back;
+        loopback ones go on. SIGTERM or SIGINT stops the transfers at once, flushing and recording the partial files:
+        'feedingest download' or the next watch resumes them.
+
         Network: on Linux the routing table is watched (netlink). With no default route, or when transfers to several
         hosts all failed for want of a network, remote feeds pause (no transfers, no failures counted; one line on
         stderr); loopback and local-file feeds keep running. When a route returns they resume within seconds, the
@@ -58,7 +74,8 @@ enum WatchCommand {
 
         Metrics (--metrics-file): feedingest_fetches_total{outcome}, feedingest_articles_total{change},
         feedingest_bytes_total, feedingest_failures_total (counters); feedingest_feeds, feedingest_in_flight,
-        feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges).
+        feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges); with --download also
+        feedingest_downloads_total{outcome} (done, failed, paused) and feedingest_download_bytes_total.
 
         Exit status: 0 after a signal's graceful stop; 2 for usage errors, an unreadable list or an unusable store;
         130/143 after a second signal.
@@ -70,9 +87,10 @@ enum WatchCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--sanitize", "--quiet", "-q"],
-                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--lease",
-                                            "--min-interval", "--max-interval", "--grace", "--metrics-file"],
+        switch Command.invocation(arguments, flags: ["--sanitize", "--quiet", "-q", "--download"],
+                                  options: Set(["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--lease",
+                                                "--min-interval", "--max-interval", "--grace", "--metrics-file", "--download-jobs"])
+                                    .union(DownloadCommand.configurationOptions),
                                   command: "watch", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
@@ -133,6 +151,15 @@ enum WatchCommand {
         case .success(let value): fetch = value
         }
         let metricsPath = parsed.options["--metrics-file"]
+        var downloadConfiguration: DownloadConfiguration?
+        if parsed.flags.contains("--download") {
+            switch DownloadCommand.downloadConfiguration(parsed, jobsOption: "--download-jobs") {
+            case .failure(let error): return Command.usageError(error)
+            case .success(let value): downloadConfiguration = value
+            }
+        } else if let option = (DownloadCommand.configurationOptions.sorted() + ["--download-jobs"]).first(where: { parsed.options[$0] != nil }) {
+            return Command.usageError(.init(message: "\(option) is an option of --download", hint: "add --download to download enclosures"))
+        }
 
         let listName = listPath
         let list: FeedList
@@ -150,15 +177,26 @@ enum WatchCommand {
 
         fetch.computesBodyHash = false
         fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers,
-                                               configuration.concurrentRuns * (configuration.ingest.jobs + configuration.ingest.transfersAhead))
+                                               configuration.concurrentRuns * (configuration.ingest.jobs + configuration.ingest.transfersAhead)
+                                                + (downloadConfiguration?.jobs ?? 0))
         let fetcher = Fetcher(configuration: fetch)
         let isTerminal = isatty(2) == 1
-        let stats = WatchStats(isTerminal: isTerminal, quiet: quiet)
+        let stats = WatchStats(isTerminal: isTerminal, quiet: quiet, downloads: downloadConfiguration != nil)
+        // --download: one manager sharing the fetcher (and so the per-host connection limit) with the feeds.
+        let downloads = downloadConfiguration.map { downloadConfiguration in
+            let manager = DownloadManager(store: store, fetcher: fetcher, configuration: downloadConfiguration)
+            manager.addObserver(WatchDownloadObserver(stats: stats, quiet: quiet))
+            return WatchDownloads(manager: manager, selection: DownloadSelection(), stats: stats)
+        }
         let service: WatchService
         do {
-            service = try WatchService(store: store, fetcher: fetcher, configuration: configuration,
-                                       observers: [ArticleOutputObserver(printsAll: false), stats],
-                                       onEvent: { event in stats.report(event) })
+            var observers: [any IngestObserver] = [ArticleOutputObserver(printsAll: false), stats]
+            if let downloads { observers.append(downloads) }
+            service = try WatchService(store: store, fetcher: fetcher, configuration: configuration, observers: observers,
+                                       onEvent: { event in
+                                           stats.report(event)
+                                           downloads?.report(event)
+                                       })
         } catch {
             StandardStreams.error.write("feedingest: cannot use the store \(store.path): \(error)\n")
             return 2
@@ -178,11 +216,14 @@ enum WatchCommand {
             if !quiet { StandardStreams.error.write("feedingest: not watching \(listPath) for changes (\(error)); SIGHUP reloads it\n") }
         }
         let notifier = ServiceNotifier()
-        let signals = WatchSignals(service: service, reloader: reloader, notifier: notifier, stats: stats, quiet: quiet)
+        let signals = WatchSignals(service: service, reloader: reloader, notifier: notifier, stats: stats, quiet: quiet,
+                                   onStop: { downloads?.manager.cancel() })
         let ticker = Ticker(service: service, stats: stats, notifier: notifier, metricsPath: metricsPath)
         ticker.start()
+        downloads?.start()
         _ = try? notifier.ready(status: ticker.statusText())
         service.run()
+        downloads?.stop()
         ticker.stop()
         watcher?.stop()
         signals.stop()
@@ -252,7 +293,8 @@ final class WatchSignals {
     private let sources: [any DispatchSourceSignal]
     private static let numbers = [SIGINT, SIGTERM, SIGHUP]
 
-    init(service: WatchService, reloader: ListReloader, notifier: ServiceNotifier, stats: WatchStats, quiet: Bool) {
+    init(service: WatchService, reloader: ListReloader, notifier: ServiceNotifier, stats: WatchStats, quiet: Bool,
+         onStop: @escaping @Sendable () -> Void = {}) {
         let queue = DispatchQueue(label: "feedingest.signals")
         let first = Mutex<Int32?>(nil)
         var sources: [any DispatchSourceSignal] = []
@@ -272,6 +314,7 @@ final class WatchSignals {
                     _ = try? notifier.stopping(status: "stopping: finishing the feeds in flight")
                     if !quiet { stats.line("feedingest: stopping; finishing the feeds in flight (again to quit at once)") }
                     service.stop()
+                    onStop()
                 }
             }
             source.resume()
@@ -298,6 +341,8 @@ final class WatchStats: IngestObserver, Sendable {
         var today = 0
         var day = Calendar.current.startOfDay(for: Date())
         var listProblems = 0
+        var downloads: [String: Int] = [:]
+        var downloadBytes: Int64 = 0
         var offline = false
         var lineShown = false
     }
@@ -306,13 +351,27 @@ final class WatchStats: IngestObserver, Sendable {
     static let outcomes = ["ok", "not_modified", "failed", "rate_limited", "offline", "deferred", "cancelled",
                            "claimed_elsewhere", "lease_lost"]
 
+    /// Every outcome the download counter has (with `--download`).
+    static let downloadOutcomes = ["done", "failed", "paused"]
+
     let isTerminal: Bool
     let quiet: Bool
+    /// Whether the metrics carry the download counters (`--download`).
+    let downloads: Bool
     private let counters = Mutex(Counters())
 
-    init(isTerminal: Bool, quiet: Bool) {
+    init(isTerminal: Bool, quiet: Bool, downloads: Bool = false) {
         self.isTerminal = isTerminal
         self.quiet = quiet
+        self.downloads = downloads
+    }
+
+    /// Counts one download that ended with `outcome` after receiving `bytes`.
+    func countDownload(outcome: String, bytes: Int64) {
+        counters.withLock { counters in
+            counters.downloads[outcome, default: 0] += 1
+            counters.downloadBytes += bytes
+        }
     }
 
     var current: Counters { counters.withLock { $0 } }
@@ -447,6 +506,13 @@ final class WatchStats: IngestObserver, Sendable {
         text += "feedingest_due_next_minute \(snapshot.dueWithinMinute)\n"
         text += "# HELP feedingest_list_problems Bad lines in the feed list.\n# TYPE feedingest_list_problems gauge\n"
         text += "feedingest_list_problems \(c.listProblems)\n"
+        if downloads {
+            text += "# HELP feedingest_downloads_total Enclosure downloads ended, by outcome (paused: stopped offline or by a signal).\n"
+            text += "# TYPE feedingest_downloads_total counter\n"
+            for outcome in Self.downloadOutcomes { text += "feedingest_downloads_total{outcome=\"\(outcome)\"} \(c.downloads[outcome] ?? 0)\n" }
+            text += "# HELP feedingest_download_bytes_total Enclosure bytes written to the download files (from the resume offset to the committed one).\n# TYPE feedingest_download_bytes_total counter\n"
+            text += "feedingest_download_bytes_total \(c.downloadBytes)\n"
+        }
         return text
     }
 }

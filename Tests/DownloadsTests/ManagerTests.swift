@@ -100,3 +100,39 @@ struct ManagerTests {
         #expect(try store.makeContext().downloads().first?.state == .done)
     }
 }
+
+extension ManagerTests {
+    /// `holdRemote(true)`: a remote enclosure is recorded paused without a request (192.0.2.1, TEST-NET-1, is never
+    /// contacted: the hold is decided before any transfer), a loopback one downloads as usual.
+    @Test func holdRemotePausesOnlyRemoteDownloadsWithoutARequest() throws {
+        let (store, directory, _, _) = try Self.setUp("hold", size: 100_000, query: "rate=0")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = try store.makeContext()
+        let feed = try context.feed(url: "http://127.0.0.1/feed.xml")
+        var article = Article(id: "a2", idSource: .guid, feed: "http://127.0.0.1/feed.xml")
+        article.title = "Remote"
+        article.enclosures = [Enclosure(url: "http://192.0.2.1:9/remote.mp3", type: "audio/mpeg")]
+        try context.beginFeed(feed)
+        _ = try context.store(article, in: feed)
+        _ = try context.finishFeed(feed, FeedSuccess())
+
+        let manager = DownloadManager(store: store, fetcher: Fetcher(),
+                                      configuration: DownloadConfiguration(directory: directory.appendingPathComponent("media").path))
+        #expect(try manager.queue(DownloadSelection()) == 2)
+        manager.holdRemote(true)
+        #expect(manager.isHoldingRemote)
+        let summary = manager.run()
+        #expect(summary.completed == 1 && summary.paused == 1 && summary.failed == 0, "\(summary)")
+        let rows = try store.makeContext().downloads()
+        let remote = try #require(rows.first { $0.url.hasPrefix("http://192.0.2.1") })
+        #expect(remote.state == .paused && remote.errorKind == "download.cancelled" && remote.committedOffset == 0)
+        #expect(remote.error == "held while the network is away; nothing was fetched")
+        #expect(rows.first { $0.url.hasPrefix("http://127.0.0.1") }?.state == .done)
+        #expect(DownloadManager.isRemote(URL(string: "http://192.0.2.1/x")!) && DownloadManager.isRemote(URL(string: "https://example.org/x")!))
+        #expect(!DownloadManager.isRemote(URL(string: "http://127.0.0.1:8080/x")!) && !DownloadManager.isRemote(URL(string: "http://localhost/x")!))
+
+        // Released: no longer held (a run now would try it; not done here, 192.0.2.1 is not to be contacted).
+        manager.holdRemote(false)
+        #expect(!manager.isHoldingRemote)
+    }
+}
