@@ -39,7 +39,11 @@ extension Article {
     /// Whether any URL field has an `@` (credentials need one): when none has, the article is written as it is, with no
     /// copy (the common case; `parse` of a 200 MB feed stays within its memory bound).
     private var mayCarryCredentials: Bool {
-        func has(_ text: String?) -> Bool { text?.utf8.contains(UInt8(ascii: "@")) ?? false }
+        func has(_ text: String?) -> Bool {
+            guard let utf8 = text?.utf8 else { return false }
+            // Native strings are contiguous: a plain buffer scan, without the UTF8View iterator (2.8% of `parse`).
+            return utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "@")) } ?? utf8.contains(UInt8(ascii: "@"))
+        }
         return has(feed) || has(id) || has(link) || has(image) || has(comments) || has(commentsFeed) || has(externalURL)
             || has(bannerImage) || has(contentSource?.href) || enclosures.contains { has($0.url) } || links.contains { has($0.href) }
             || authors.contains { has($0.uri) } || contributors.contains { has($0.uri) }
