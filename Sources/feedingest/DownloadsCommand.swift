@@ -58,6 +58,9 @@ enum DownloadsCommand {
             }
         } else if !rows.isEmpty {
             StandardStreams.output.write(table(rows, now: now))
+        } else {
+            // An empty table is no answer: say why on stderr (stdout stays empty for scripts).
+            StandardStreams.error.write("feedingest: no downloads in the store yet ('feedingest download' queues the enclosures of feeds tagged 'download', or of --feed URL)\n")
         }
         StandardStreams.output.flush()
         return 0

@@ -392,6 +392,9 @@ struct DownloadCommandTests {
             let run = try scenario.download(bad)
             #expect(run.status == 2, "\(bad): \(run.stderr)")
         }
+        // Before any download: `downloads` prints nothing on stdout and says why on stderr.
+        let empty = try CommandRunner.run(["downloads", "--store", scenario.store])
+        #expect(empty.status == 0 && empty.stdout.isEmpty && empty.stderr.contains("no downloads in the store yet"), "\(empty.stderr)")
         let unknown = try scenario.download(["--feed", "http://127.0.0.1:1/none.xml"])
         #expect(unknown.status == 2 && unknown.stderr.contains("no feed"))
         // A receive limit (libcurl's; the rate itself is measured by the benchmark, not asserted here): the bytes still
