@@ -30,14 +30,18 @@ public enum FeedDate {
 
     /// Formats a date as RFC 3339 in UTC, with milliseconds only when it has them: `2024-05-01T12:00:00Z`.
     public static func rfc3339(_ date: Date) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        appendRFC3339(date, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumRFC3339Length) { buffer in
+            let length = writeRFC3339(date, to: buffer.baseAddress!)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<length]), as: UTF8.self)
+        }
     }
 
-    /// Appends ``rfc3339(_:)``'s text as UTF-8 to `bytes`, without making a `String` (the article line's dates).
-    static func appendRFC3339(_ date: Date, to bytes: inout [UInt8]) {
+    /// The longest text ``writeRFC3339(_:to:)`` writes: a sign, 18 year digits, `-MM-DDTHH:MM:SS.mmmZ`.
+    static let maximumRFC3339Length = 40
+
+    /// Writes ``rfc3339(_:)``'s text as UTF-8 at `out` (room for ``maximumRFC3339Length`` bytes) without making a
+    /// `String` (the article line's dates); returns how many bytes it wrote.
+    static func writeRFC3339(_ date: Date, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let interval = date.timeIntervalSince1970
         var seconds = Int64(interval.rounded(.down))
         var millis = Int64((interval - Double(seconds)) * 1000 + 0.5)
@@ -46,36 +50,40 @@ public enum FeedDate {
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civil(fromDays: days)
+        var position = 0
+        func put(_ byte: UInt8) {
+            out[position] = byte
+            position += 1
+        }
         func digits(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
             var value = value
-            while divisor > 0 {
-                bytes.append(0x30 + UInt8(value / divisor % 10))
-                value %= divisor
-                divisor /= 10
+            for offset in stride(from: width - 1, through: 0, by: -1) {
+                out[position + offset] = 0x30 + UInt8(value % 10)
+                value /= 10
             }
+            position += width
         }
         // The year: at least four digits, more when it has them, a minus sign before a negative one.
-        if year < 0 { bytes.append(0x2D) }
+        if year < 0 { put(0x2D) }
         var width = 4, limit: Int64 = 10_000
         while abs(year) >= limit && width < 18 { width += 1; limit *= 10 }
         digits(abs(year), width)
-        bytes.append(0x2D)
+        put(0x2D)
         digits(month, 2)
-        bytes.append(0x2D)
+        put(0x2D)
         digits(day, 2)
-        bytes.append(0x54)
+        put(0x54)
         digits(secondOfDay / 3600, 2)
-        bytes.append(0x3A)
+        put(0x3A)
         digits(secondOfDay / 60 % 60, 2)
-        bytes.append(0x3A)
+        put(0x3A)
         digits(secondOfDay % 60, 2)
         if millis > 0 {
-            bytes.append(0x2E)
+            put(0x2E)
             digits(millis, 3)
         }
-        bytes.append(0x5A)
+        put(0x5A)
+        return position
     }
 
     // MARK: ISO 8601, RFC 3339, W3CDTF

@@ -7,26 +7,87 @@ import Foundation
 ///
 /// It writes what it is told in order and escapes strings (RFC 8259); it does not check that the
 /// calls form a valid document. Keys of one object are separated automatically.
-public struct JSONWriter: Sendable {
-    /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+///
+/// The bytes live in one growable allocation written through a pointer: each call checks the room it needs once,
+/// instead of an `Array` append's uniqueness and capacity checks per byte (issue 18: the article line's writer was
+/// ~15% of `feedingest parse`). It is a value: a copy shares the allocation until either side writes.
+public struct JSONWriter: @unchecked Sendable {
+    /// Owns the allocation; a writer is the only owner unless it was copied (then the first write copies it).
+    private final class Allocation {
+        let base: UnsafeMutablePointer<UInt8>
+        let capacity: Int
+        init(capacity: Int) {
+            self.capacity = capacity
+            base = .allocate(capacity: capacity)
+        }
+        deinit { base.deallocate() }
+    }
+
+    private var allocation: Allocation
+    /// `allocation.base`, kept here so a write is a store through a register, not a load through the object.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes are written.
+    public private(set) var count = 0
     /// Bit `k` set: the object or array open at nesting level `k` (0 is the top) needs a comma before its next
     /// member. Levels past 63, which no document of this project reaches, keep theirs in `deepCommas`. A bit stack
     /// instead of an array of flags: no uniqueness or bounds check per key (issue 18: ~1% of `feedingest parse`).
     private var commas: UInt64 = 0
     private var level = 0
     private var deepCommas: [Bool] = []
+    private var pendingKey = false
 
     /// Creates an empty writer.
-    public init() {}
+    public init() {
+        allocation = Allocation(capacity: 4096)
+        base = allocation.base
+        capacity = allocation.capacity
+    }
+
+    /// The bytes written so far, copied into an array (``withBytes(_:)`` lends them without a copy).
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Calls `body` with the bytes written so far, valid only during the call.
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(allocation) { try body(UnsafeRawBufferPointer(start: base, count: count)) }
+    }
 
     /// Removes everything written, keeping the buffer's capacity.
     public mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
         commas = 0
         level = 0
         deepCommas.removeAll()
         pendingKey = false
+    }
+
+    /// Room for `extra` more bytes, in an allocation of this writer's own: the pointer to write them at.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(count + extra > capacity || !isKnownUniquelyReferenced(&allocation)) { grow(count + extra) }
+        return base + count
+    }
+
+    @inline(never)
+    private mutating func grow(_ needed: Int) {
+        let fresh = Allocation(capacity: max(needed, capacity * 2))
+        fresh.base.update(from: base, count: count)
+        allocation = fresh
+        base = fresh.base
+        capacity = fresh.capacity
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        reserve(1).pointee = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ buffer: UnsafeBufferPointer<UInt8>) {
+        guard let source = buffer.baseAddress else { return }
+        reserve(buffer.count).update(from: source, count: buffer.count)
+        count += buffer.count
     }
 
     /// Whether the current level needs a comma before its next member.
@@ -55,62 +116,70 @@ public struct JSONWriter: Sendable {
         level -= 1
     }
 
+    /// Writes the comma before a member when one is needed, and notes that the next one needs one.
+    @inline(__always)
     private mutating func separate() {
-        if needsComma { bytes.append(0x2C) } else { needsComma = true }
+        if level < 64 {
+            let bit: UInt64 = 1 << UInt64(level)
+            if commas & bit != 0 { append(0x2C) } else { commas |= bit }
+        } else if needsComma {
+            append(0x2C)
+        } else {
+            needsComma = true
+        }
     }
 
     /// Opens an object, as a value.
     public mutating func beginObject() {
         beforeValue()
-        bytes.append(0x7B)
+        append(0x7B)
         push()
     }
 
     /// Closes the innermost object.
     public mutating func endObject() {
         pop()
-        bytes.append(0x7D)
+        append(0x7D)
     }
 
     /// Opens an array, as a value.
     public mutating func beginArray() {
         beforeValue()
-        bytes.append(0x5B)
+        append(0x5B)
         push()
     }
 
     /// Closes the innermost array.
     public mutating func endArray() {
         pop()
-        bytes.append(0x5D)
+        append(0x5D)
     }
 
     /// Writes an object key; the next call writes its value.
     public mutating func key(_ key: StaticString) {
         separate()
-        bytes.append(0x22)
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(0x22)
-        bytes.append(0x3A)
-        needsComma = false
-        pendingKey = true
+        let length = key.utf8CodeUnitCount
+        let out = reserve(length + 3)
+        out[0] = 0x22
+        (out + 1).update(from: key.utf8Start, count: length)
+        out[length + 1] = 0x22
+        out[length + 2] = 0x3A
+        count += length + 3
+        pendingKey = true  // `separate()` marked this level: the member after this one needs its comma
     }
 
     /// Writes an object key given at run time.
     public mutating func key(_ key: String) {
         separate()
         appendEscaped(key)
-        bytes.append(0x3A)
-        needsComma = false
+        append(0x3A)
         pendingKey = true
     }
 
-    private var pendingKey = false
-
+    @inline(__always)
     private mutating func beforeValue() {
         if pendingKey {
-            pendingKey = false
-            needsComma = true
+            pendingKey = false  // the key's `separate()` already marked the level
         } else {
             separate()
         }
@@ -131,32 +200,34 @@ public struct JSONWriter: Sendable {
     /// Writes an integer value.
     public mutating func number(_ value: Int64) {
         beforeValue()
-        Self.appendDecimal(value, to: &bytes)
+        let out = reserve(21)
+        count += Self.writeDecimal(value, to: out)
     }
 
-    /// Appends the decimal digits of `value`, with a minus sign when negative.
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(0x2D) }
+    /// Writes the decimal digits of `value`, with a minus sign when negative, at `out` (room for 21 bytes); the count.
+    static func writeDecimal(_ value: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var written = 0
+        if value < 0 { out[0] = 0x2D; written = 1 }
         var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for 20 digits
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = 0x30 + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
-        }
+        var digits = 1
+        var scan = magnitude
+        while scan >= 10 { scan /= 10; digits += 1 }
+        var position = written + digits
+        repeat {
+            position -= 1
+            out[position] = 0x30 + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        return written + digits
     }
 
     /// Writes a finite number with at most three decimals (`nan` and infinities as `null`).
     public mutating func number(_ value: Double) {
         beforeValue()
-        guard value.isFinite else { return bytes.append(contentsOf: Array("null".utf8)) }
+        guard value.isFinite else { return appendLiteral("null") }
         let rounded = (value * 1000).rounded() / 1000
-        let text = rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
-        bytes.append(contentsOf: Array(text.utf8))
+        var text = rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
+        text.withUTF8 { append($0) }
     }
 
     /// Writes a boolean value.
@@ -172,7 +243,7 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendLiteral(_ literal: StaticString) {
-        literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        append(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// Writes `"key": "value"` when the value exists.
@@ -201,9 +272,11 @@ public struct JSONWriter: Sendable {
         guard let value else { return }
         self.key(key)
         beforeValue()
-        bytes.append(0x22)
-        FeedDate.appendRFC3339(value, to: &bytes)  // digits, '-', ':', 'T', '.', 'Z': nothing to escape
-        bytes.append(0x22)
+        let out = reserve(FeedDate.maximumRFC3339Length + 2)
+        out[0] = 0x22
+        let length = FeedDate.writeRFC3339(value, to: out + 1)  // digits, '-', ':', 'T', '.', 'Z': nothing to escape
+        out[length + 1] = 0x22
+        count += length + 2
     }
 
     /// Writes `"key": ["…", …]` when the list is not empty.
@@ -225,7 +298,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends raw bytes, for example a newline between NDJSON lines.
-    public mutating func raw(_ byte: UInt8) { bytes.append(byte) }
+    public mutating func raw(_ byte: UInt8) { append(byte) }
 
     private static let hex: StaticString = "0123456789abcdef"
 
@@ -235,37 +308,58 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends `utf8` as a JSON string: quoted, with `"`, `\` and the C0 controls escaped (RFC 8259, section 7), and
-    /// everything else as it is. Runs that need no escape, found eight bytes at a time, are copied whole.
+    /// everything else as it is. Runs that need no escape, found eight bytes at a time, are copied whole. Room for the
+    /// worst case is reserved once when the value has anything to escape, so the loop writes without checks.
     private mutating func appendEscaped(utf8: UnsafeBufferPointer<UInt8>) {
-        let count = utf8.count
-        bytes.reserveCapacity(bytes.count + count + 2)
-        bytes.append(0x22)
-        guard let base = utf8.baseAddress, count > 0 else { bytes.append(0x22); return }
+        let length = utf8.count
+        guard let source = utf8.baseAddress, length > 0 else {
+            let out = reserve(2)
+            out[0] = 0x22; out[1] = 0x22
+            count += 2
+            return
+        }
+        var index = Self.firstEscape(in: source, from: 0, count: length)
+        if index == length {  // the common case: nothing to escape
+            let out = reserve(length + 2)
+            out[0] = 0x22
+            (out + 1).update(from: source, count: length)
+            out[length + 1] = 0x22
+            count += length + 2
+            return
+        }
+        let start = reserve(length * 6 + 2)  // each byte escapes to at most six (\u00XX)
+        var out = start
+        out.pointee = 0x22
+        out += 1
         var runStart = 0
-        var index = 0
-        while index < count {
-            index = Self.firstEscape(in: base, from: index, count: count)
-            guard index < count else { break }
-            let byte = base[index]
-            if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: index - runStart)) }
+        while true {
+            if index > runStart {
+                out.update(from: source + runStart, count: index - runStart)
+                out += index - runStart
+            }
+            guard index < length else { break }
+            let byte = source[index]
             index += 1
             runStart = index
-            bytes.append(0x5C)
+            out.pointee = 0x5C
             switch byte {
-            case 0x22, 0x5C: bytes.append(byte)
-            case 0x0A: bytes.append(0x6E)
-            case 0x0D: bytes.append(0x72)
-            case 0x09: bytes.append(0x74)
+            case 0x22, 0x5C: out[1] = byte; out += 2
+            case 0x0A: out[1] = 0x6E; out += 2
+            case 0x0D: out[1] = 0x72; out += 2
+            case 0x09: out[1] = 0x74; out += 2
             default:
-                bytes.append(0x75); bytes.append(0x30); bytes.append(0x30)
+                out[1] = 0x75; out[2] = 0x30; out[3] = 0x30
                 Self.hex.withUTF8Buffer { hex in
-                    bytes.append(hex[Int(byte >> 4)])
-                    bytes.append(hex[Int(byte & 0xF)])
+                    out[4] = hex[Int(byte >> 4)]
+                    out[5] = hex[Int(byte & 0xF)]
                 }
+                out += 6
             }
+            index = Self.firstEscape(in: source, from: index, count: length)
         }
-        if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
-        bytes.append(0x22)
+        out.pointee = 0x22
+        out += 1
+        count += out - start
     }
 
     /// The index of the first byte from `start` on that JSON must escape (`"`, `\`, below 0x20), or `count`.

@@ -97,7 +97,7 @@ enum ArticlesCommand {
                 json.reset()
                 article.write(to: &json, extra: extra)
                 json.raw(0x0A)
-                StandardStreams.output.write(json.bytes)
+                json.withBytes { StandardStreams.output.write($0) }
             }
         } catch {
             StandardStreams.output.flush()

@@ -54,7 +54,7 @@ enum DownloadsCommand {
                 json.reset()
                 write(row, feed: row.feed.flatMap { feeds[$0] }, now: now, to: &json)
                 json.raw(0x0A)
-                StandardStreams.output.write(json.bytes)
+                json.withBytes { StandardStreams.output.write($0) }
             }
         } else if !rows.isEmpty {
             StandardStreams.output.write(table(rows, now: now))

@@ -56,7 +56,7 @@ enum FeedsCommand {
                 json.reset()
                 write(feed, to: &json)
                 json.raw(0x0A)
-                StandardStreams.output.write(json.bytes)
+                json.withBytes { StandardStreams.output.write($0) }
             }
         } else if !feeds.isEmpty {
             StandardStreams.output.write(table(feeds, now: Date()))

@@ -30,7 +30,7 @@ final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
             json.reset()
             stored.article.redactingPasswords().write(to: &json, extra: extra)
             json.raw(0x0A)
-            StandardStreams.output.write(json.bytes)
+            json.withBytes { StandardStreams.output.write($0) }
             StandardStreams.output.flush()
         case .runFinished:
             StandardStreams.output.flush()

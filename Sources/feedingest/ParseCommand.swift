@@ -190,7 +190,7 @@ enum ParseCommand {
                 json.reset()
                 article.redactingPasswords().write(to: &json)
                 json.raw(0x0A)
-                StandardStreams.output.write(json.bytes)
+                json.withBytes { StandardStreams.output.write($0) }
             }
         }
 

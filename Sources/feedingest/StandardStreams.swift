@@ -37,6 +37,14 @@ final class OutputStream: Sendable {
         }
     }
 
+    /// Writes bytes lent for the call (a `JSONWriter`'s), without copying them into an array first.
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        buffer.withLock { buffer in
+            buffer.append(contentsOf: bytes)
+            if buffer.count >= capacity { Self.drain(&buffer, to: descriptor) }
+        }
+    }
+
     func write(_ text: String) { write(Array((redactsText ? Redaction.redactedText(text) : text).utf8)) }
 
     func flush() {
