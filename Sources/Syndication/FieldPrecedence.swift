@@ -34,7 +34,8 @@ extension FeedEventHandler {
     // MARK: Captured text
 
     /// Puts a closed capture's text where its field goes: into the open item, person or the feed metadata.
-    func assign(_ capture: TextCapture) {
+    /// `capture` is `inout` only so that the handler's one capture is read where it is, not copied; it is not changed.
+    func assign(_ capture: inout TextCapture) {
         var value = capture.value()
         // Relative links inside HTML resolve against the xml:base in scope at the element itself.
         if capture.kind == .html && resolvesLinksInHTML && !value.isEmpty {
@@ -242,9 +243,9 @@ extension FeedEventHandler {
         var article = Article(id: id, idSource: idSource, feed: source)
         article.title = item.title ?? item.dcTitle ?? item.itunesTitle ?? item.mediaTitle
         article.link = link
-        (article.published, article.publishedRaw) = Self.date(from: [item.pubDate, item.published, item.issued, item.dcDate,
-                                                                        item.termsIssued, item.termsCreated])
-        (article.updated, article.updatedRaw) = Self.date(from: [item.updated, item.modified, item.termsModified])
+        (article.published, article.publishedRaw) = Self.date(from: item.pubDate, item.published, item.issued, item.dcDate,
+                                                                  item.termsIssued, item.termsCreated)
+        (article.updated, article.updatedRaw) = Self.date(from: item.updated, item.modified, item.termsModified)
         if !item.atomAuthors.isEmpty {
             article.authors = item.atomAuthors
         } else if !item.dcCreators.isEmpty {
@@ -284,12 +285,19 @@ extension FeedEventHandler {
         onArticle(article, metadata)
     }
 
-    /// The first candidate that parses as a date; else no date and the first raw text.
-    private static func date(from candidates: [String?]) -> (Date?, String?) {
+    /// The first candidate that parses as a date; else no date and the first raw text. Candidates are parameters,
+    /// not an array: most items have one, and an array was an allocation and a reference count per candidate.
+    private static func date(from first: String?, _ second: String? = nil, _ third: String? = nil, _ fourth: String? = nil,
+                             _ fifth: String? = nil, _ sixth: String? = nil) -> (Date?, String?) {
         var firstRaw: String?
-        for case let raw? in candidates {
-            if let date = FeedDate.parse(raw) { return (date, nil) }
+        func parses(_ candidate: String?) -> Date? {
+            guard let raw = candidate else { return nil }
+            if let date = FeedDate.parse(raw) { return date }
             if firstRaw == nil { firstRaw = raw }
+            return nil
+        }
+        if let date = parses(first) ?? parses(second) ?? parses(third) ?? parses(fourth) ?? parses(fifth) ?? parses(sixth) {
+            return (date, nil)
         }
         return (nil, firstRaw)
     }

@@ -7,7 +7,7 @@ import Foundation
 
 /// Text being collected for one field, with child markup re-serialised when the field has any.
 struct TextCapture {
-    let field: Field
+    private(set) var field: Field
     var bytes: [UInt8] = []
     /// The field's text while it is one plain text node, the commonest case, decoded once at once instead of
     /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
@@ -19,7 +19,7 @@ struct TextCapture {
     var isXHTML = false
     /// Atom 0.3 `mode="base64"`, or Atom 1.0 content of a binary media type: the text is base64.
     var isBase64 = false
-    let base: String?
+    private(set) var base: String?
     /// Where each open child's start tag ends in `bytes`, to write `<br/>` for an empty child.
     var openChildren: [Int] = []
     /// What few captures need, out of line: a capture is made and dropped for every field, and an absent `Extras`
@@ -62,6 +62,20 @@ struct TextCapture {
         self.field = field
         self.kind = kind
         self.base = base
+    }
+
+    /// Starts over for another field, keeping the buffers' capacity.
+    mutating func reset(field: Field, kind: TextContent.Kind, base: String?) {
+        self.field = field
+        self.kind = kind
+        self.base = base
+        if !bytes.isEmpty { bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024) }
+        onlyText = nil
+        hasMarkup = false
+        isXHTML = false
+        isBase64 = false
+        if !openChildren.isEmpty { openChildren.removeAll(keepingCapacity: true) }
+        extras = nil
     }
 
     mutating func appendText(_ text: XMLBytes) {
