@@ -31,6 +31,8 @@ final class FeedEventHandler: XMLEventHandler {
     @exclusivity(unchecked) private(set) var depth = 0
     @exclusivity(unchecked) var channelDepth = 0
     @exclusivity(unchecked) var item: ItemBuilder?
+    /// Where the open item's text candidates live; reused from item to item.
+    let textSlots = ItemBuilder.TextSlots()
     @exclusivity(unchecked) var itemDepth = 0
     /// The field being captured while `captureDepth > 0`. One value reused field after field (its buffers keep their
     /// capacity): a fresh optional capture per field was copied and destroyed through the runtime's value witnesses,
@@ -174,9 +176,11 @@ final class FeedEventHandler: XMLEventHandler {
             return
         }
         if mediaGroupDepth > 0 && depth == mediaGroupDepth { mediaGroupDepth = 0; return }
-        if itemDepth > 0 && depth == itemDepth, let item = item.take() {
+        if itemDepth > 0 && depth == itemDepth, item != nil {
             itemDepth = 0
-            emit(item)
+            emit(&item!)
+            item = nil
+            textSlots.clear()
             return
         }
         if imageDepth > 0 && depth == imageDepth { imageDepth = 0 }

@@ -229,53 +229,55 @@ extension FeedEventHandler {
     ///
     /// Building and delivering stay in one function: a builder that returns the `Article` costs one more copy of it
     /// on its way to `onArticle`, even inlined (~0.7% of full extraction in callgrind).
-    func emit(_ item: ItemBuilder) {
-        let link = item.atomLink ?? item.rssLink ?? item.rssLinkHref
+    func emit(_ item: inout ItemBuilder) {
+        // Values are moved out of the builder (`take()`), not copied: the builder is dropped right after, and a copy was a
+        // reference count up here and one down there for every field (issue 18).
+        let link = item.atomLink.take() ?? item.rssLink.take() ?? item.rssLinkHref
             ?? (item.guidIsPermaLink && item.guid.map(ValueParsers.looksLikeURL) == true ? resolve(item.guid, base: item.base) : nil)
         let (id, idSource): (String, Article.IDSource)
-        if let guid = item.guid { (id, idSource) = (guid, .guid) }
-        else if let atomID = item.atomID { (id, idSource) = (atomID, .atomID) }
-        else if let identifier = item.dcIdentifier { (id, idSource) = (identifier, .dcIdentifier) }
+        if let guid = item.guid.take() { (id, idSource) = (guid, .guid) }
+        else if let atomID = item.atomID.take() { (id, idSource) = (atomID, .atomID) }
+        else if let identifier = item.dcIdentifier.take() { (id, idSource) = (identifier, .dcIdentifier) }
         else if let link { (id, idSource) = (link, .link) }
-        else if let about = item.rdfAbout { (id, idSource) = (about, .rdfAbout) }
+        else if let about = item.rdfAbout.take() { (id, idSource) = (about, .rdfAbout) }
         else { (id, idSource) = (item.hashID, .hash) }
 
         var article = Article(id: id, idSource: idSource, feed: source)
-        article.title = item.title ?? item.dcTitle ?? item.itunesTitle ?? item.mediaTitle
+        article.title = item.title.take() ?? item.dcTitle.take() ?? item.itunesTitle.take() ?? item.mediaTitle.take()
         article.link = link
-        (article.published, article.publishedRaw) = Self.date(from: item.pubDate, item.published, item.issued, item.dcDate,
-                                                                  item.termsIssued, item.termsCreated)
-        (article.updated, article.updatedRaw) = Self.date(from: item.updated, item.modified, item.termsModified)
+        (article.published, article.publishedRaw) = Self.date(from: item.pubDate.take(), item.published.take(), item.issued.take(),
+                                                                  item.dcDate.take(), item.termsIssued.take(), item.termsCreated.take())
+        (article.updated, article.updatedRaw) = Self.date(from: item.updated.take(), item.modified.take(), item.termsModified.take())
         if !item.atomAuthors.isEmpty {
             article.authors = item.atomAuthors
         } else if !item.dcCreators.isEmpty {
             article.authors = item.dcCreators.compactMap(ValueParsers.rssPersonIfAny)
         } else if !item.rssAuthors.isEmpty {
             article.authors = item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny)
-        } else if let author = item.itunesAuthor {
+        } else if let author = item.itunesAuthor.take() {
             article.authors = [Person(name: author)]
         }
-        article.summary = item.description ?? item.summary ?? item.dcDescription.map { TextContent($0, type: .text) }
-            ?? item.itunesSummary.map { TextContent($0, type: .text) } ?? item.itunesSubtitle.map { TextContent($0, type: .text) }
-            ?? item.mediaDescription
-        article.content = item.contentEncoded.map { TextContent($0, type: .html) } ?? item.content
+        article.summary = item.description.take() ?? item.summary.take() ?? item.dcDescription.take().map { TextContent($0, type: .text) }
+            ?? item.itunesSummary.take().map { TextContent($0, type: .text) } ?? item.itunesSubtitle.take().map { TextContent($0, type: .text) }
+            ?? item.mediaDescription.take()
+        article.content = item.contentEncoded.take().map { TextContent($0, type: .html) } ?? item.content.take()
         if article.content == nil, let extras = item.extras {
             article.content = extras.body.map { TextContent($0, type: .html) } ?? extras.fullitem.map { TextContent($0, type: .html) }
         }
         article.categories = item.categories
         article.enclosures = item.enclosures
-        article.image = item.itunesImage ?? item.mediaThumbnail ?? item.mediaImage
+        article.image = item.itunesImage.take() ?? item.mediaThumbnail.take() ?? item.mediaImage.take()
             ?? item.enclosures.first(where: { $0.type?.hasPrefix("image/") == true })?.url
             ?? ValueParsers.firstImage(in: article.content?.type == .html ? article.content : nil)
             ?? ValueParsers.firstImage(in: article.summary?.type == .html ? article.summary : nil)
-        article.comments = item.comments
-        article.commentsFeed = item.commentsFeed
+        article.comments = item.comments.take()
+        article.commentsFeed = item.commentsFeed.take()
         article.commentCount = item.commentCount
         article.language = item.language ?? metadata.language
         if !item.podcast.isEmpty { article.podcast = item.podcast }
         if !item.links.isEmpty { article.links = item.links }
         if !item.categoryDetails.isEmpty { article.categoryDetails = item.categoryDetails }
-        if let extras = item.extras {
+        if let extras = item.extras.take() {
             article.contentSource = extras.contentSource
             article.license = extras.license
             article.rights = extras.rights ?? extras.dcRights

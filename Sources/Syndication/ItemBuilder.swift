@@ -15,25 +15,102 @@ struct PersonBuilder {
 /// Everything an item's elements said, before precedence decides the article's fields.
 struct ItemBuilder {
     let language: String?
-    var rdfAbout: String?
-    var title: String?, dcTitle: String?, itunesTitle: String?, mediaTitle: String?
-    var rssLink: String?, atomLink: String?, atomLinkIsHTML = false
-    var guid: String?, guidIsPermaLink = true, atomID: String?, dcIdentifier: String?
-    var pubDate: String?, published: String?, issued: String?, dcDate: String?, termsIssued: String?, termsCreated: String?
-    var updated: String?, modified: String?, termsModified: String?
-    var description: TextContent?, summary: TextContent?, dcDescription: String?, itunesSummary: String?
-    var itunesSubtitle: String?, mediaDescription: TextContent?
-    var contentEncoded: String?, content: TextContent?
-    var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = [], itunesAuthor: String?
+    var atomLinkIsHTML = false
+    var guidIsPermaLink = true
+    var description: TextContent?, summary: TextContent?, mediaDescription: TextContent?, content: TextContent?
+    var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = []
     var categories: [String] = []
     var enclosures: [Enclosure] = []
-    var itunesImage: String?, mediaThumbnail: String?, mediaImage: String?
-    var comments: String?, commentsFeed: String?, commentCount: Int?
+    var commentCount: Int?
     var podcast = PodcastDetails()
     var base: String?
     // Issue 16: every Atom link and categories with schemes; the rarer fields in `extras`.
     var links: [Link] = []
     var categoryDetails: [Category] = []
+    /// The plain-text candidates (`title`, `guid`, `pubDate`, … below), one slot each, in storage the handler owns and
+    /// reuses item after item (``TextSlots``). As stored properties they were ~30 reference-counted fields that every
+    /// builder's making, copying and destruction walked one by one, nil or not (~6,000 instructions an item; issue 18).
+    /// The builder does not own them: the handler clears the slots when the item is emitted or abandoned.
+    private let texts: UnsafeMutablePointer<String?>
+
+    /// The storage of the plain-text candidates of one open item at a time, reused from item to item.
+    final class TextSlots {
+        let base = UnsafeMutablePointer<String?>.allocate(capacity: Slot.count)
+        init() { base.initialize(repeating: nil, count: Slot.count) }
+        /// Drops every candidate the last item left.
+        func clear() {
+            for index in 0..<Slot.count where base[index] != nil { base[index] = nil }
+        }
+        deinit {
+            base.deinitialize(count: Slot.count)
+            base.deallocate()
+        }
+    }
+
+    /// The index of each plain-text candidate in `texts`.
+    fileprivate enum Slot {
+        static let rdfAbout = 0
+        static let title = 1
+        static let dcTitle = 2
+        static let itunesTitle = 3
+        static let mediaTitle = 4
+        static let rssLink = 5
+        static let atomLink = 6
+        static let guid = 7
+        static let atomID = 8
+        static let dcIdentifier = 9
+        static let pubDate = 10
+        static let published = 11
+        static let issued = 12
+        static let dcDate = 13
+        static let termsIssued = 14
+        static let termsCreated = 15
+        static let updated = 16
+        static let modified = 17
+        static let termsModified = 18
+        static let dcDescription = 19
+        static let itunesSummary = 20
+        static let itunesSubtitle = 21
+        static let contentEncoded = 22
+        static let itunesAuthor = 23
+        static let itunesImage = 24
+        static let mediaThumbnail = 25
+        static let mediaImage = 26
+        static let comments = 27
+        static let commentsFeed = 28
+        static let count = 29
+    }
+
+    var rdfAbout: String? { get { texts[Slot.rdfAbout] } _modify { yield &texts[Slot.rdfAbout] } }
+    var title: String? { get { texts[Slot.title] } _modify { yield &texts[Slot.title] } }
+    var dcTitle: String? { get { texts[Slot.dcTitle] } _modify { yield &texts[Slot.dcTitle] } }
+    var itunesTitle: String? { get { texts[Slot.itunesTitle] } _modify { yield &texts[Slot.itunesTitle] } }
+    var mediaTitle: String? { get { texts[Slot.mediaTitle] } _modify { yield &texts[Slot.mediaTitle] } }
+    var rssLink: String? { get { texts[Slot.rssLink] } _modify { yield &texts[Slot.rssLink] } }
+    var atomLink: String? { get { texts[Slot.atomLink] } _modify { yield &texts[Slot.atomLink] } }
+    var guid: String? { get { texts[Slot.guid] } _modify { yield &texts[Slot.guid] } }
+    var atomID: String? { get { texts[Slot.atomID] } _modify { yield &texts[Slot.atomID] } }
+    var dcIdentifier: String? { get { texts[Slot.dcIdentifier] } _modify { yield &texts[Slot.dcIdentifier] } }
+    var pubDate: String? { get { texts[Slot.pubDate] } _modify { yield &texts[Slot.pubDate] } }
+    var published: String? { get { texts[Slot.published] } _modify { yield &texts[Slot.published] } }
+    var issued: String? { get { texts[Slot.issued] } _modify { yield &texts[Slot.issued] } }
+    var dcDate: String? { get { texts[Slot.dcDate] } _modify { yield &texts[Slot.dcDate] } }
+    var termsIssued: String? { get { texts[Slot.termsIssued] } _modify { yield &texts[Slot.termsIssued] } }
+    var termsCreated: String? { get { texts[Slot.termsCreated] } _modify { yield &texts[Slot.termsCreated] } }
+    var updated: String? { get { texts[Slot.updated] } _modify { yield &texts[Slot.updated] } }
+    var modified: String? { get { texts[Slot.modified] } _modify { yield &texts[Slot.modified] } }
+    var termsModified: String? { get { texts[Slot.termsModified] } _modify { yield &texts[Slot.termsModified] } }
+    var dcDescription: String? { get { texts[Slot.dcDescription] } _modify { yield &texts[Slot.dcDescription] } }
+    var itunesSummary: String? { get { texts[Slot.itunesSummary] } _modify { yield &texts[Slot.itunesSummary] } }
+    var itunesSubtitle: String? { get { texts[Slot.itunesSubtitle] } _modify { yield &texts[Slot.itunesSubtitle] } }
+    var contentEncoded: String? { get { texts[Slot.contentEncoded] } _modify { yield &texts[Slot.contentEncoded] } }
+    var itunesAuthor: String? { get { texts[Slot.itunesAuthor] } _modify { yield &texts[Slot.itunesAuthor] } }
+    var itunesImage: String? { get { texts[Slot.itunesImage] } _modify { yield &texts[Slot.itunesImage] } }
+    var mediaThumbnail: String? { get { texts[Slot.mediaThumbnail] } _modify { yield &texts[Slot.mediaThumbnail] } }
+    var mediaImage: String? { get { texts[Slot.mediaImage] } _modify { yield &texts[Slot.mediaImage] } }
+    var comments: String? { get { texts[Slot.comments] } _modify { yield &texts[Slot.comments] } }
+    var commentsFeed: String? { get { texts[Slot.commentsFeed] } _modify { yield &texts[Slot.commentsFeed] } }
+
     /// Fields few items have, out of line: a builder is copied and destroyed once or twice per item, and an absent
     /// `Extras` costs one check there instead of a reference count per field.
     var extras: Extras?
@@ -46,9 +123,11 @@ struct ItemBuilder {
         var contributors: [Person] = []
     }
 
-    init(language: String?, base: String?) {
+    /// A builder for a new item whose text candidates go into `slots`, which must be clear (``TextSlots/clear()``).
+    init(language: String?, base: String?, slots: TextSlots) {
         self.language = language
         self.base = base
+        texts = slots.base
     }
 }
 

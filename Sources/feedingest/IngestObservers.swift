@@ -28,7 +28,7 @@ final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
             case nil: break
             }
             json.reset()
-            stored.article.redactingPasswords().write(to: &json, extra: extra)
+            stored.article.writeRedacted(to: &json, extra: extra)
             json.raw(0x0A)
             json.withBytes { StandardStreams.output.write($0) }
             StandardStreams.output.flush()

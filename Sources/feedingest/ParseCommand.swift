@@ -188,7 +188,7 @@ enum ParseCommand {
             self.feed = feed
             feed.onArticle = { [unowned self] article, _ in
                 json.reset()
-                article.redactingPasswords().write(to: &json)
+                article.writeRedacted(to: &json)
                 json.raw(0x0A)
                 json.withBytes { StandardStreams.output.write($0) }
             }
