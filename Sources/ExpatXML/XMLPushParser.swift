@@ -76,6 +76,7 @@ public final class XMLPushParser {
     deinit {
         XML_ParserFree(expat)
         state.pointee.text.deallocate()
+        state.pointee.openNames.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
     }
@@ -676,6 +677,10 @@ struct ParserState {
     var text: UnsafeMutablePointer<UInt8>
     var textCount = 0
     var textCapacity: Int
+    /// The split name of each open element, by depth (index `depth - 1`), so its end tag need not be split again:
+    /// expat hands the end tag the same name storage as the start tag (checked by address, else split anew).
+    var openNames: UnsafeMutablePointer<XMLName>
+    var openNamesCapacity = 64
     var depth = 0
     var collectingText = true
     var inCDATA = false
@@ -701,6 +706,7 @@ struct ParserState {
         self.separateCDATA = separateCDATA
         textCapacity = 4096
         text = .allocate(capacity: textCapacity)
+        openNames = .allocate(capacity: openNamesCapacity)
     }
 
     /// Delivers the collected text node, if any, unless inside a separate CDATA section. A node that
@@ -733,15 +739,33 @@ struct ParserState {
             return
         }
         let separator = state.pointee.separator
-        state.pointee.handler.startElement(XMLName(expatName: name, separator: separator),
-                                           attributes: XMLAttributes(pairs: UnsafePointer(attributes), separator: separator))
+        let split = XMLName(expatName: name, separator: separator)
+        let index = state.pointee.depth - 1
+        if index >= state.pointee.openNamesCapacity { growOpenNames(state) }
+        (state.pointee.openNames + index).initialize(to: split)
+        state.pointee.handler.startElement(split, attributes: XMLAttributes(pairs: UnsafePointer(attributes), separator: separator))
+    }
+
+    @inline(never) static func growOpenNames(_ state: UnsafeMutablePointer<ParserState>) {
+        let capacity = state.pointee.openNamesCapacity * 2
+        let grown = UnsafeMutablePointer<XMLName>.allocate(capacity: capacity)
+        grown.moveInitialize(from: state.pointee.openNames, count: state.pointee.openNamesCapacity)
+        state.pointee.openNames.deallocate()
+        state.pointee.openNames = grown
+        state.pointee.openNamesCapacity = capacity
     }
 
     static func endElement(_ state: UnsafeMutablePointer<ParserState>, _ name: UnsafePointer<CChar>) {
         guard state.pointee.pendingError == nil else { return }
         ParserState.flushText(state)
+        let index = state.pointee.depth - 1
         state.pointee.depth -= 1
-        state.pointee.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator))
+        if index >= 0 && index < state.pointee.openNamesCapacity,
+           case let open = state.pointee.openNames[index], open.raw.buffer.baseAddress == UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self) {
+            state.pointee.handler.endElement(open)
+        } else {
+            state.pointee.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator))
+        }
     }
 
     static func characters(_ state: UnsafeMutablePointer<ParserState>, _ bytes: UnsafePointer<CChar>, _ length: Int) {
