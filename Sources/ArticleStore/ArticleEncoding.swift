@@ -80,9 +80,9 @@ package final class ArticleRow {
         date(article.updated)
         text(.updatedRaw, article.updatedRaw)
         json(.authors, article.authors.isEmpty) { row in row.writeAuthors(article.authors) }
-        text(.summary, article.summary?.value)
+        text(.summary, article.summary?.utf8)
         text(.summaryType, article.summary?.type.rawValue)
-        text(.content, article.content?.value)
+        text(.content, article.content?.utf8)
         text(.contentType, article.content?.type.rawValue)
         json(.categories, article.categories.isEmpty) { row in row.writeStrings(article.categories) }
         json(.enclosures, article.enclosures.isEmpty) { row in row.writeEnclosures(article.enclosures) }
@@ -130,7 +130,7 @@ package final class ArticleRow {
         date(article.published)
         text(.publishedRaw, article.publishedRaw)
         let content = article.content ?? article.summary
-        text(.content, content?.value)
+        text(.content, content?.utf8)
         text(.contentType, content?.type.rawValue)
         let hash = ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: base, count: count))
         let hex = String(hash, radix: 16)
@@ -188,6 +188,20 @@ package final class ArticleRow {
         append32(0)
         let start = count
         appendUTF8(value)
+        base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
+        spans[column.rawValue] = (start, count - start)
+    }
+
+    private func text(_ column: Column, _ value: [UInt8]?) {
+        guard let value else {
+            append32(UInt32.max)
+            spans[column.rawValue] = (0, -1)
+            return
+        }
+        let lengthAt = count
+        append32(0)
+        let start = count
+        value.withUnsafeBytes { appendBytes($0) }
         base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
         spans[column.rawValue] = (start, count - start)
     }

@@ -30,12 +30,45 @@ enum Field {
     case feedAtomLinkText, feedImageTitle, feedImageLink, feedImageWidth, feedImageHeight, feedImageDescription
 }
 
+extension Field {
+    /// The field is an item's summary or content, kept as a ``TextContent`` of bytes.
+    var becomesTextContent: Bool {
+        switch self {
+        case .itemDescription, .itemSummary, .itemMediaDescription, .itemContentEncoded, .itemContent: return true
+        default: return false
+        }
+    }
+}
+
 extension FeedEventHandler {
     // MARK: Captured text
+
+    /// Puts a closed capture of an item's summary or content into the open item, as bytes (``TextContent/utf8``).
+    private func assignTextContent(_ capture: inout TextCapture) {
+        var bytes = capture.valueBytes()
+        guard !bytes.isEmpty else {
+            if capture.field == .itemContentEncoded { item?.contentEncoded = nil }
+            return
+        }
+        // Relative links inside HTML resolve against the xml:base in scope at the element itself.
+        if capture.kind == .html && resolvesLinksInHTML {
+            bytes = resolver.resolveLinks(inHTML: bytes, against: capture.base)
+        }
+        switch capture.field {
+        case .itemDescription: item?.description = TextContent(validUTF8: bytes, type: .html)
+        case .itemSummary: item?.summary = TextContent(validUTF8: bytes, type: capture.kind)
+        case .itemMediaDescription:
+            if item?.mediaDescription == nil { item?.mediaDescription = TextContent(validUTF8: bytes, type: capture.kind) }
+        case .itemContentEncoded: item?.contentEncoded = TextContent(validUTF8: bytes, type: .html)
+        case .itemContent: item?.content = TextContent(validUTF8: bytes, type: capture.kind)
+        default: break
+        }
+    }
 
     /// Puts a closed capture's text where its field goes: into the open item, person or the feed metadata.
     /// `capture` is `inout` only so that the handler's one capture is read where it is, not copied; it is not changed.
     func assign(_ capture: inout TextCapture) {
+        if capture.field.becomesTextContent { return assignTextContent(&capture) }
         var value = capture.value()
         // Relative links inside HTML resolve against the xml:base in scope at the element itself.
         if capture.kind == .html && resolvesLinksInHTML && !value.isEmpty {
@@ -43,6 +76,8 @@ extension FeedEventHandler {
         }
         let text = value.isEmpty ? nil : value
         switch capture.field {
+        case .itemDescription, .itemSummary, .itemMediaDescription, .itemContentEncoded, .itemContent:
+            break  // assignTextContent's
         case .itemTitle: if let text { item?.title = text }
         case .itemDCTitle: item?.dcTitle = text
         case .itemITunesTitle: item?.itunesTitle = text
@@ -60,14 +95,9 @@ extension FeedEventHandler {
         case .itemUpdated: item?.updated = text
         case .itemModified: item?.modified = text
         case .itemTermsModified: item?.termsModified = text
-        case .itemDescription: if let text { item?.description = TextContent(text, type: .html) }
-        case .itemSummary: if let text { item?.summary = TextContent(text, type: capture.kind) }
         case .itemDCDescription: item?.dcDescription = text
         case .itemITunesSummary: item?.itunesSummary = text
         case .itemITunesSubtitle: item?.itunesSubtitle = text
-        case .itemMediaDescription: if let text, item?.mediaDescription == nil { item?.mediaDescription = TextContent(text, type: capture.kind) }
-        case .itemContentEncoded: item?.contentEncoded = text
-        case .itemContent: if let text { item?.content = TextContent(text, type: capture.kind) }
         case .itemBody: if item?.body == nil { item?.body = text }
         case .itemFullitem: if item?.fullitem == nil { item?.fullitem = text }
         case .itemRSSAuthor: if let text, (item?.rssAuthors.count ?? 0) < maximumListLength { item?.rssAuthors.append(text) }
@@ -260,7 +290,7 @@ extension FeedEventHandler {
         article.summary = item.description.take() ?? item.summary.take() ?? item.dcDescription.take().map { TextContent($0, type: .text) }
             ?? item.itunesSummary.take().map { TextContent($0, type: .text) } ?? item.itunesSubtitle.take().map { TextContent($0, type: .text) }
             ?? item.mediaDescription.take()
-        article.content = item.contentEncoded.take().map { TextContent($0, type: .html) } ?? item.content.take()
+        article.content = item.contentEncoded.take() ?? item.content.take()
         if article.content == nil, let extras = item.extras {
             article.content = extras.body.map { TextContent($0, type: .html) } ?? extras.fullitem.map { TextContent($0, type: .html) }
         }

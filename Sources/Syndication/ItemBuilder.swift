@@ -18,6 +18,7 @@ struct ItemBuilder {
     var atomLinkIsHTML = false
     var guidIsPermaLink = true
     var description: TextContent?, summary: TextContent?, mediaDescription: TextContent?, content: TextContent?
+    var contentEncoded: TextContent?
     var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = []
     var categories: [String] = []
     var enclosures: [Enclosure] = []
@@ -71,14 +72,13 @@ struct ItemBuilder {
         static let dcDescription = 19
         static let itunesSummary = 20
         static let itunesSubtitle = 21
-        static let contentEncoded = 22
-        static let itunesAuthor = 23
-        static let itunesImage = 24
-        static let mediaThumbnail = 25
-        static let mediaImage = 26
-        static let comments = 27
-        static let commentsFeed = 28
-        static let count = 29
+        static let itunesAuthor = 22
+        static let itunesImage = 23
+        static let mediaThumbnail = 24
+        static let mediaImage = 25
+        static let comments = 26
+        static let commentsFeed = 27
+        static let count = 28
     }
 
     var rdfAbout: String? { get { texts[Slot.rdfAbout] } _modify { yield &texts[Slot.rdfAbout] } }
@@ -103,7 +103,6 @@ struct ItemBuilder {
     var dcDescription: String? { get { texts[Slot.dcDescription] } _modify { yield &texts[Slot.dcDescription] } }
     var itunesSummary: String? { get { texts[Slot.itunesSummary] } _modify { yield &texts[Slot.itunesSummary] } }
     var itunesSubtitle: String? { get { texts[Slot.itunesSubtitle] } _modify { yield &texts[Slot.itunesSubtitle] } }
-    var contentEncoded: String? { get { texts[Slot.contentEncoded] } _modify { yield &texts[Slot.contentEncoded] } }
     var itunesAuthor: String? { get { texts[Slot.itunesAuthor] } _modify { yield &texts[Slot.itunesAuthor] } }
     var itunesImage: String? { get { texts[Slot.itunesImage] } _modify { yield &texts[Slot.itunesImage] } }
     var mediaThumbnail: String? { get { texts[Slot.mediaThumbnail] } _modify { yield &texts[Slot.mediaThumbnail] } }
@@ -164,7 +163,7 @@ extension ItemBuilder {
     /// A stable identifier for an article that has none: FNV-1a (64 bits) over title, dates and content.
     var hashID: String {
         Self.fallbackID(title: title, date: pubDate ?? published ?? dcDate ?? updated,
-                        content: contentEncoded ?? content?.value ?? description?.value ?? summary?.value)
+                        content: (contentEncoded ?? content ?? description ?? summary)?.value)
     }
 
     /// `hash:` and FNV-1a (64 bits, hex) over a title, a date's text and a content, each ended by 0xFF: the identifier of

@@ -530,7 +530,8 @@ extension TextContent {
     public func write(to json: inout JSONWriter) {
         json.beginObject()
         json.field("type", type.rawValue)
-        json.field("value", value)
+        json.key("value")
+        utf8.withUnsafeBufferPointer { json.string(utf8: $0) }
         json.endObject()
     }
 }

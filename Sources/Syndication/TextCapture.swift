@@ -13,6 +13,10 @@ struct TextCapture {
     /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
     /// empty; moved into `bytes` as soon as more comes.
     private var onlyText: String?
+    /// The field becomes a ``TextContent``, which keeps bytes: its text is collected in `bytes`, never as a `String`.
+    private var keepsBytes = false
+    /// `onlyText` starts and ends with something other than white space.
+    private var onlyTextIsTrimmed = false
     /// Child elements appeared: `bytes` holds escaped markup, not plain text.
     var hasMarkup = false
     var kind: TextContent.Kind
@@ -69,6 +73,7 @@ struct TextCapture {
         self.field = field
         self.kind = kind
         self.base = base
+        keepsBytes = field.becomesTextContent
         if !bytes.isEmpty { bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024) }
         onlyText = nil
         hasMarkup = false
@@ -81,8 +86,14 @@ struct TextCapture {
     mutating func appendText(_ text: XMLBytes) {
         if hasMarkup {
             Self.appendEscaped(text.buffer, to: &bytes, attribute: false)
+        } else if keepsBytes {
+            bytes.append(contentsOf: text.buffer)
         } else if bytes.isEmpty && onlyText == nil {
             onlyText = text.string
+            // Most fields are one node with nothing around it: then `value()` has nothing to trim (~130 instructions
+            // a field through String's UTF-8 view; issue 18).
+            let buffer = text.buffer
+            onlyTextIsTrimmed = buffer.isEmpty || (!Self.isXMLSpace(buffer[0]) && !Self.isXMLSpace(buffer[buffer.count - 1]))
         } else {
             moveOnlyTextToBytes()
             bytes.append(contentsOf: text.buffer)
@@ -209,9 +220,20 @@ struct TextCapture {
         }
     }
 
+    /// ``value()`` as UTF-8 bytes, made without a `String` in the common case (not base64, not XHTML).
+    func valueBytes() -> [UInt8] {
+        guard !isBase64 && !isXHTML && onlyText == nil else { return Array(value().utf8) }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var start = 0, end = buffer.count
+            while start < end && Self.isXMLSpace(buffer[start]) { start += 1 }
+            while end > start && Self.isXMLSpace(buffer[end - 1]) { end -= 1 }
+            return Array(UnsafeBufferPointer(rebasing: buffer[start..<end]))
+        }
+    }
+
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
     func value() -> String {
-        var text = onlyText?.trimmingXMLWhitespace() ?? bytes.withUnsafeBufferPointer { buffer -> String in
+        var text = onlyText.map { onlyTextIsTrimmed ? $0 : $0.trimmingXMLWhitespace() } ?? bytes.withUnsafeBufferPointer { buffer -> String in
             // Trim the bytes, then decode once.
             var start = 0, end = buffer.count
             func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
@@ -228,6 +250,10 @@ struct TextCapture {
             text = String(text[text.index(after: open)..<text.index(text.endIndex, offsetBy: -6)]).trimmingXMLWhitespace()
         }
         return text
+    }
+
+    @inline(__always) private static func isXMLSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
     }
 
     /// The form of an Atom text construct from its `type` (RFC 4287 section 3.1) and Atom 0.3's `mode`.

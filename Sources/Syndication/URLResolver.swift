@@ -51,8 +51,19 @@ struct URLResolver {
     /// Rewrites relative `href` and `src` attribute values in HTML to absolute ones. Cheap: one scan for
     /// `href=` and `src=`; the HTML is returned unchanged when nothing is relative.
     mutating func resolveLinks(inHTML html: String, against base: String?) -> String {
-        guard let base, URL(string: base)?.scheme != nil else { return html }
         let bytes = Array(html.utf8)
+        let resolved = resolveLinks(inHTML: bytes, against: base)
+        return resolved == bytes ? html : String(decoding: resolved, as: UTF8.self)
+    }
+
+    /// ``resolveLinks(inHTML:against:)`` over UTF-8 bytes (an item's summary or content, ``TextContent/utf8``).
+    mutating func resolveLinks(inHTML bytes: [UInt8], against base: String?) -> [UInt8] {
+        guard let base else { return bytes }
+        if base != cachedBase {
+            cachedBase = base
+            cachedURL = URL(string: base)
+        }
+        guard cachedURL?.scheme != nil else { return bytes }
         var output: [UInt8] = []
         var copied = 0
         var index = 0
@@ -67,9 +78,9 @@ struct URLResolver {
             output.append(contentsOf: Array((resolved.utf8.contains(0x26) ? resolved.replacingOccurrences(of: "&", with: "&amp;") : resolved).utf8))
             copied = attribute.upperBound
         }
-        if copied == 0 { return html }
+        if copied == 0 { return bytes }
         output.append(contentsOf: bytes[copied...])
-        return String(decoding: output, as: UTF8.self)
+        return output
     }
 
     /// The range of the next quoted `href=` or `src=` value at or after `index`, moving `index` past it.

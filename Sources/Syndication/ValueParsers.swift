@@ -104,8 +104,9 @@ enum ValueParsers {
 
     /// The `src` of the first `<img>` in HTML content: one `memchr` scan for `<`, no Foundation search.
     static func firstImage(in text: TextContent?) -> String? {
-        guard var text = text?.value, text.utf8.count > 4 else { return nil }
-        return text.withUTF8 { bytes -> String? in
+        guard let text, text.utf8.count > 4 else { return nil }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        return text.utf8.withUnsafeBufferPointer { bytes -> String? in
             guard let base = bytes.baseAddress else { return nil }
             let count = bytes.count
             var index = 0
@@ -113,20 +114,21 @@ enum ValueParsers {
                 guard let found = memchr(base + index, 0x3C, count - index) else { return nil }
                 index = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
                 guard index + 3 < count, base[index] | 0x20 == 0x69, base[index + 1] | 0x20 == 0x6D, base[index + 2] | 0x20 == 0x67,
-                      [0x20, 0x09, 0x0A, 0x0D, 0x2F].contains(base[index + 3]) else { continue }
+                      isSpace(base[index + 3]) || base[index + 3] == 0x2F else { continue }
                 // Inside the tag, find src= and its quoted value.
                 var cursor = index + 3
                 while cursor + 5 < count && base[cursor] != 0x3E {
                     if base[cursor] | 0x20 == 0x73, base[cursor + 1] | 0x20 == 0x72, base[cursor + 2] | 0x20 == 0x63, base[cursor + 3] == 0x3D,
-                       [0x20, 0x09, 0x0A, 0x0D].contains(base[cursor - 1]) {
+                       isSpace(base[cursor - 1]) {
                         let quote = base[cursor + 4]
                         guard quote == 0x22 || quote == 0x27 else { return nil }
                         let start = cursor + 5
                         var end = start
                         while end < count && base[end] != quote { end += 1 }
                         guard end < count, end > start else { return nil }
-                        let url = String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
-                        return url.utf8.contains(0x26) ? url.replacingOccurrences(of: "&amp;", with: "&") : url
+                        let value = UnsafeBufferPointer(start: base + start, count: end - start)
+                        let url = String(decoding: value, as: UTF8.self)
+                        return memchr(base + start, 0x26, end - start) != nil ? url.replacingOccurrences(of: "&amp;", with: "&") : url
                     }
                     cursor += 1
                 }
