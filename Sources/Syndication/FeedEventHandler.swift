@@ -30,9 +30,12 @@ final class FeedEventHandler: XMLEventHandler {
     @exclusivity(unchecked) var resolver = URLResolver()
     @exclusivity(unchecked) private(set) var depth = 0
     @exclusivity(unchecked) var channelDepth = 0
-    @exclusivity(unchecked) var item: ItemBuilder?
+    /// The open item's builder while `itemDepth > 0`; between items, what the last one left (remade by `startItem`).
+    /// Not optional: an optional builder was destroyed through the runtime's generic witnesses (~1,900 instructions an
+    /// item; issue 18).
+    @exclusivity(unchecked) var item: ItemBuilder
     /// Where the open item's text candidates live; reused from item to item.
-    let textSlots = ItemBuilder.TextSlots()
+    let textSlots: ItemBuilder.TextSlots
     @exclusivity(unchecked) var itemDepth = 0
     /// The field being captured while `captureDepth > 0`. One value reused field after field (its buffers keep their
     /// capacity): a fresh optional capture per field was copied and destroyed through the runtime's value witnesses,
@@ -68,6 +71,8 @@ final class FeedEventHandler: XMLEventHandler {
         self.source = source
         self.onArticle = onArticle
         frames = [(0, baseURL, nil)]
+        textSlots = ItemBuilder.TextSlots()
+        item = ItemBuilder(language: nil, base: nil, slots: textSlots)
     }
 
     func repairs(from xml: XMLPushParser) -> XMLRepairs { xml.repairs }
@@ -176,10 +181,9 @@ final class FeedEventHandler: XMLEventHandler {
             return
         }
         if mediaGroupDepth > 0 && depth == mediaGroupDepth { mediaGroupDepth = 0; return }
-        if itemDepth > 0 && depth == itemDepth, item != nil {
+        if itemDepth > 0 && depth == itemDepth {
             itemDepth = 0
-            emit(&item!)
-            item = nil
+            emit(&item)
             textSlots.clear()
             return
         }

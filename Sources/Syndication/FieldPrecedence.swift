@@ -47,7 +47,7 @@ extension FeedEventHandler {
     private func assignTextContent(_ capture: inout TextCapture) {
         var bytes = capture.valueBytes()
         guard !bytes.isEmpty else {
-            if capture.field == .itemContentEncoded { item?.contentEncoded = nil }
+            if capture.field == .itemContentEncoded { item.contentEncoded = nil }
             return
         }
         // Relative links inside HTML resolve against the xml:base in scope at the element itself.
@@ -55,12 +55,12 @@ extension FeedEventHandler {
             bytes = resolver.resolveLinks(inHTML: bytes, against: capture.base)
         }
         switch capture.field {
-        case .itemDescription: item?.description = TextContent(validUTF8: bytes, type: .html)
-        case .itemSummary: item?.summary = TextContent(validUTF8: bytes, type: capture.kind)
+        case .itemDescription: item.description = TextContent(validUTF8: bytes, type: .html)
+        case .itemSummary: item.summary = TextContent(validUTF8: bytes, type: capture.kind)
         case .itemMediaDescription:
-            if item?.mediaDescription == nil { item?.mediaDescription = TextContent(validUTF8: bytes, type: capture.kind) }
-        case .itemContentEncoded: item?.contentEncoded = TextContent(validUTF8: bytes, type: .html)
-        case .itemContent: item?.content = TextContent(validUTF8: bytes, type: capture.kind)
+            if item.mediaDescription == nil { item.mediaDescription = TextContent(validUTF8: bytes, type: capture.kind) }
+        case .itemContentEncoded: item.contentEncoded = TextContent(validUTF8: bytes, type: .html)
+        case .itemContent: item.content = TextContent(validUTF8: bytes, type: capture.kind)
         default: break
         }
     }
@@ -78,33 +78,33 @@ extension FeedEventHandler {
         switch capture.field {
         case .itemDescription, .itemSummary, .itemMediaDescription, .itemContentEncoded, .itemContent:
             break  // assignTextContent's
-        case .itemTitle: if let text { item?.title = text }
-        case .itemDCTitle: item?.dcTitle = text
-        case .itemITunesTitle: item?.itunesTitle = text
-        case .itemMediaTitle: if item?.mediaTitle == nil { item?.mediaTitle = text }
-        case .itemLink: if item?.rssLink == nil { item?.rssLink = resolve(text, base: capture.base) }
-        case .itemGUID: item?.guid = text
-        case .itemAtomID: item?.atomID = text
-        case .itemDCIdentifier: item?.dcIdentifier = text
-        case .itemPubDate: item?.pubDate = text
-        case .itemPublished: item?.published = text
-        case .itemIssued: item?.issued = text
-        case .itemDCDate: if item?.dcDate == nil { item?.dcDate = text }
-        case .itemTermsIssued: item?.termsIssued = text
-        case .itemTermsCreated: item?.termsCreated = text
-        case .itemUpdated: item?.updated = text
-        case .itemModified: item?.modified = text
-        case .itemTermsModified: item?.termsModified = text
-        case .itemDCDescription: item?.dcDescription = text
-        case .itemITunesSummary: item?.itunesSummary = text
-        case .itemITunesSubtitle: item?.itunesSubtitle = text
-        case .itemBody: if item?.body == nil { item?.body = text }
-        case .itemFullitem: if item?.fullitem == nil { item?.fullitem = text }
-        case .itemRSSAuthor: if let text, (item?.rssAuthors.count ?? 0) < maximumListLength { item?.rssAuthors.append(text) }
-        case .itemDCCreator: if let text, (item?.dcCreators.count ?? 0) < maximumListLength { item?.dcCreators.append(text) }
+        case .itemTitle: if let text { item.title = text }
+        case .itemDCTitle: item.dcTitle = text
+        case .itemITunesTitle: item.itunesTitle = text
+        case .itemMediaTitle: if item.mediaTitle == nil { item.mediaTitle = text }
+        case .itemLink: if item.rssLink == nil { item.rssLink = resolve(text, base: capture.base) }
+        case .itemGUID: item.guid = text
+        case .itemAtomID: item.atomID = text
+        case .itemDCIdentifier: item.dcIdentifier = text
+        case .itemPubDate: item.pubDate = text
+        case .itemPublished: item.published = text
+        case .itemIssued: item.issued = text
+        case .itemDCDate: if item.dcDate == nil { item.dcDate = text }
+        case .itemTermsIssued: item.termsIssued = text
+        case .itemTermsCreated: item.termsCreated = text
+        case .itemUpdated: item.updated = text
+        case .itemModified: item.modified = text
+        case .itemTermsModified: item.termsModified = text
+        case .itemDCDescription: item.dcDescription = text
+        case .itemITunesSummary: item.itunesSummary = text
+        case .itemITunesSubtitle: item.itunesSubtitle = text
+        case .itemBody: if item.body == nil { item.body = text }
+        case .itemFullitem: if item.fullitem == nil { item.fullitem = text }
+        case .itemRSSAuthor: if let text, item.rssAuthors.count < maximumListLength { item.rssAuthors.append(text) }
+        case .itemDCCreator: if let text, item.dcCreators.count < maximumListLength { item.dcCreators.append(text) }
         case .itemDCContributor:
-            if let text, itemDepth > 0, let person = ValueParsers.rssPersonIfAny(text) { item?.appendContributor(person, maximum: maximumListLength) }
-        case .itemITunesAuthor: item?.itunesAuthor = text
+            if let text, itemDepth > 0, let person = ValueParsers.rssPersonIfAny(text) { item.appendContributor(person, maximum: maximumListLength) }
+        case .itemITunesAuthor: item.itunesAuthor = text
         case .itemCategory, .itemDCSubject:
             if let text, itemDepth > 0 { appendCategory(Category(term: text, scheme: capture.scheme, label: capture.label)) }
         case .itemMediaKeywords:
@@ -115,21 +115,21 @@ extension FeedEventHandler {
                 record(link, forItem: true, attributes: nil)
             }
             pendingLink = nil
-        case .itemRights: if item?.rights == nil { item?.rights = text }
-        case .itemDCRights: if item?.dcRights == nil { item?.dcRights = text }
-        case .itemLicense: if item?.license == nil { item?.license = resolve(text, base: capture.base) }
-        case .itemComments: item?.comments = resolve(text, base: capture.base)
-        case .itemCommentsFeed: item?.commentsFeed = resolve(text, base: capture.base)
-        case .itemCommentCount: if let text, let count = Int(text) { item?.commentCount = count }
-        case .itemDuration: item?.podcast.durationSeconds = text.flatMap(ValueParsers.duration)
-        case .itemEpisode: item?.podcast.episode = text.flatMap { Int($0) }
-        case .itemSeason: item?.podcast.season = text.flatMap { Int($0) }
-        case .itemExplicit: item?.podcast.explicit = text.flatMap(ValueParsers.explicit)
+        case .itemRights: if item.rights == nil { item.rights = text }
+        case .itemDCRights: if item.dcRights == nil { item.dcRights = text }
+        case .itemLicense: if item.license == nil { item.license = resolve(text, base: capture.base) }
+        case .itemComments: item.comments = resolve(text, base: capture.base)
+        case .itemCommentsFeed: item.commentsFeed = resolve(text, base: capture.base)
+        case .itemCommentCount: if let text, let count = Int(text) { item.commentCount = count }
+        case .itemDuration: item.podcast.durationSeconds = text.flatMap(ValueParsers.duration)
+        case .itemEpisode: item.podcast.episode = text.flatMap { Int($0) }
+        case .itemSeason: item.podcast.season = text.flatMap { Int($0) }
+        case .itemExplicit: item.podcast.explicit = text.flatMap(ValueParsers.explicit)
         case .itemKeywords:
-            item?.podcast.keywords = Array((text ?? "").split(separator: ",").lazy.map { String($0).trimmingXMLWhitespace() }
+            item.podcast.keywords = Array((text ?? "").split(separator: ",").lazy.map { String($0).trimmingXMLWhitespace() }
                 .filter { !$0.isEmpty }.prefix(maximumListLength))
             if let text, itemDepth > 0 { appendKeywords(text, scheme: capture.scheme) }
-        case .itemPodcastGUID: item?.podcast.guid = text
+        case .itemPodcastGUID: item.podcast.guid = text
         case .personName: person?.person.name = text
         case .personEmail: person?.person.email = text
         case .personURI: person?.person.uri = resolve(text, base: capture.base)
@@ -207,8 +207,8 @@ extension FeedEventHandler {
     func assign(_ builder: PersonBuilder) {
         let person = builder.person
         switch builder.target {
-        case .itemAuthor: if (item?.atomAuthors.count ?? 0) < maximumListLength { item?.atomAuthors.append(person) }
-        case .itemContributor: if itemDepth > 0 { item?.appendContributor(person, maximum: maximumListLength) }
+        case .itemAuthor: if item.atomAuthors.count < maximumListLength { item.atomAuthors.append(person) }
+        case .itemContributor: if itemDepth > 0 { item.appendContributor(person, maximum: maximumListLength) }
         case .feedAuthor: appendUnique(person, to: &metadata.authors)
         case .feedContributor: appendUnique(person, to: &metadata.contributors)
         case .feedPublisher: setMetadata(\.publisher, person, priority: 2, key: "publisher")
@@ -339,7 +339,7 @@ extension FeedEventHandler {
     /// Appends a category to the open item's lists, or to the feed's when no item is open.
     func appendCategory(_ category: Category) {
         if itemDepth > 0 {
-            item?.appendCategory(category, maximum: maximumListLength)
+            item.appendCategory(category, maximum: maximumListLength)
         } else {
             Syndication.appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails, maximum: maximumListLength)
         }

@@ -13,11 +13,11 @@ extension FeedEventHandler {
         textSlots.clear()  // what an abandoned item left (emit clears its own)
         item = ItemBuilder(language: language, base: base, slots: textSlots)
         if isRDF, let about = attributes.value(localName: "about", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
-            item?.rdfAbout = about.string
+            item.rdfAbout = about.string
         }
         if isCDF {
-            item?.rssLink = resolve(attributes.value(anyCase: "href")?.string)
-            item?.modified = ValueParsers.nonEmpty(attributes.value(anyCase: "lastmod")?.string)
+            item.rssLink = resolve(attributes.value(anyCase: "href")?.string)
+            item.modified = ValueParsers.nonEmpty(attributes.value(anyCase: "lastmod")?.string)
         }
         itemDepth = depth
     }
@@ -29,14 +29,14 @@ extension FeedEventHandler {
         case .title where isAtom: beginAtomText(.itemTitle, attributes)
         case .link where isRSS:
             // The URL is the text; a broken feed's `<link href="…"/>` is kept in case the text is empty.
-            if !attributes.isEmpty, let href = attributes.value(anyCase: "href"), item?.rssLinkHref == nil {
-                item?.rssLinkHref = resolve(href.string)
+            if !attributes.isEmpty, let href = attributes.value(anyCase: "href"), item.rssLinkHref == nil {
+                item.rssLinkHref = resolve(href.string)
             }
             begin(.itemLink)
         case .link where isAtom: atomLink(attributes, forItem: true)
         case .guid where isRSS:
             if let permaLink = attributes.value(anyCase: "ispermalink") {
-                item?.guidIsPermaLink = !permaLink.string.trimmingXMLWhitespace().lowercased().hasPrefix("f")
+                item.guidIsPermaLink = !permaLink.string.trimmingXMLWhitespace().lowercased().hasPrefix("f")
             }
             begin(.itemGUID)
         case .id where isAtom: begin(.itemAtomID)
@@ -51,9 +51,9 @@ extension FeedEventHandler {
         case .content where isAtom:
             if let src = attributes.value(anyCase: "src") {
                 // Out-of-line content: kept as a link, and the entry's link when it has no alternate.
-                if let url = resolve(src.string), item?.contentSource == nil {
-                    item?.contentSource = Link(href: url, type: ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string))
-                    if item?.atomLink == nil { item?.atomLink = url }
+                if let url = resolve(src.string), item.contentSource == nil {
+                    item.contentSource = Link(href: url, type: ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string))
+                    if item.atomLink == nil { item.atomLink = url }
                 }
                 return
             }
@@ -83,7 +83,7 @@ extension FeedEventHandler {
         case .dcRights: begin(.itemDCRights)
         case .license:
             if let resource = attributes.value(localName: "resource", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
-                if item?.license == nil { item?.license = resolve(resource.string) }
+                if item.license == nil { item.license = resolve(resource.string) }
             } else {
                 begin(.itemLicense)
             }
@@ -108,12 +108,12 @@ extension FeedEventHandler {
         case .itunesKeywords: begin(.itemKeywords, scheme: Category.iTunesScheme)
         case .itunesImage:
             if let href = attributes.value(anyCase: "href") ?? attributes.value(anyCase: "url") {
-                item?.itunesImage = resolve(href.string)
+                item.itunesImage = resolve(href.string)
             }
         case .mediaGroup: mediaGroupDepth = depth
         case .mediaContent: mediaContent(attributes)
         case .mediaThumbnail:
-            if item?.mediaThumbnail == nil, let url = attributes.value(anyCase: "url") { item?.mediaThumbnail = resolve(url.string) }
+            if item.mediaThumbnail == nil, let url = attributes.value(anyCase: "url") { item.mediaThumbnail = resolve(url.string) }
         case .mediaDescription:
             let isHTML = attributes.value(localName: "type")?.equals("html") ?? false
             begin(.itemMediaDescription, kind: isHTML ? .html : .text)
@@ -125,12 +125,12 @@ extension FeedEventHandler {
         case .podcastGUID: begin(.itemPodcastGUID)
         case .podcastTranscript:
             if let url = attributes.value(anyCase: "url"), let resolved = resolve(url.string) {
-                guard (item?.podcast.transcripts.count ?? 0) < maximumListLength else { return }
-                item?.podcast.transcripts.append(Transcript(url: resolved, type: ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string),
+                guard item.podcast.transcripts.count < maximumListLength else { return }
+                item.podcast.transcripts.append(Transcript(url: resolved, type: ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string),
                                                             language: attributes.value(anyCase: "language").flatMap { ValueParsers.languageTag($0.string) }))
             }
         case .podcastChapters:
-            if let url = attributes.value(anyCase: "url") { item?.podcast.chaptersURL = resolve(url.string) }
+            if let url = attributes.value(anyCase: "url") { item.podcast.chaptersURL = resolve(url.string) }
         case .slashComments: begin(.itemCommentCount)
         case .thrTotal: begin(.itemCommentCount)
         case .wfwCommentRSS: begin(.itemCommentsFeed)
@@ -144,7 +144,7 @@ extension FeedEventHandler {
         let type = ValueParsers.nonEmpty(attributes.value(anyCase: "type")?.string)
         let medium = attributes.value(anyCase: "medium")?.string
         if medium == "image" || type?.hasPrefix("image/") == true {
-            if item?.mediaImage == nil { item?.mediaImage = resolved }
+            if item.mediaImage == nil { item.mediaImage = resolved }
         }
         appendEnclosure(Enclosure(url: resolved, type: type,
                                   length: attributes.value(anyCase: "filesize").flatMap { ValueParsers.length($0.string) }))
@@ -152,9 +152,9 @@ extension FeedEventHandler {
 
     /// Appends an enclosure to the open item unless its URL is already there or the list is full.
     private func appendEnclosure(_ enclosure: Enclosure) {
-        guard itemDepth > 0, (item?.enclosures.count ?? 0) < maximumListLength,
-              item?.enclosures.contains(where: { $0.url == enclosure.url }) == false else { return }
-        item!.enclosures.append(enclosure)
+        guard itemDepth > 0, item.enclosures.count < maximumListLength,
+              item.enclosures.contains(where: { $0.url == enclosure.url }) == false else { return }
+        item.enclosures.append(enclosure)
     }
 
     /// An Atom `category`: its term (else its label) is the category, with its scheme and label.
@@ -226,29 +226,29 @@ extension FeedEventHandler {
         let url = link.href
         if forItem {
             guard itemDepth > 0 else { return }
-            if item?.links.isEmpty == true { item?.links.reserveCapacity(4) }  // most entries have one to four
-            if (item?.links.count ?? maximumListLength) < maximumListLength { item?.links.append(link) }
+            if item.links.isEmpty == true { item.links.reserveCapacity(4) }  // most entries have one to four
+            if item.links.count < maximumListLength { item.links.append(link) }
             switch link.rel ?? "alternate" {
             case "alternate":
                 // The first alternate, unless a later one is HTML and the first was not.
                 let type = link.type
-                if item?.atomLink == nil || (type == "text/html" && item?.atomLinkIsHTML == false) {
-                    item?.atomLink = url
-                    item?.atomLinkIsHTML = type == nil || type == "text/html"
+                if item.atomLink == nil || (type == "text/html" && item.atomLinkIsHTML == false) {
+                    item.atomLink = url
+                    item.atomLinkIsHTML = type == nil || type == "text/html"
                 }
             case "enclosure":
                 appendEnclosure(Enclosure(url: url, type: link.type, length: link.length))
             case "replies":
                 if let type = link.type, type.contains("atom") || type.contains("rss") || type.contains("xml") {
-                    if item?.commentsFeed == nil { item?.commentsFeed = url }
-                } else if item?.comments == nil {
-                    item?.comments = url
+                    if item.commentsFeed == nil { item.commentsFeed = url }
+                } else if item.comments == nil {
+                    item.comments = url
                 }
                 if let count = attributes?.value(localName: "count", namespaceURI: "http://purl.org/syndication/thread/1.0") {
-                    item?.commentCount = Int(count.string.trimmingXMLWhitespace())
+                    item.commentCount = Int(count.string.trimmingXMLWhitespace())
                 }
             case "license":
-                if item?.license == nil { item?.license = url }
+                if item.license == nil { item.license = url }
             default: break
             }
             return

@@ -1,4 +1,5 @@
 import Fetch
+import Foundation
 import Syndication
 
 // The command's one rule for what it shows: a URL's password never reaches stdout, stderr or a report
@@ -69,6 +70,8 @@ extension Article {
     static func authorityHasAt(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { authorityHasAt($0) } }
 
     static func authorityHasAt(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Most URLs have no `@` at all: one memchr (libc's, wide) settles those.
+        guard let start = bytes.baseAddress, memchr(start, 0x40, bytes.count) != nil else { return false }
         var index = 0
         // The scheme: letters, digits, `+`, `-`, `.`, then `://`.
         while index < bytes.count, case let byte = bytes[index],
