@@ -133,6 +133,50 @@ public struct XMLAttributes: Sequence {
     /// An iterator over the attributes.
     @inlinable public func makeIterator() -> Iterator { Iterator(cursor: pairs, separator: separator) }
 
+    /// The value of the attribute in no namespace named `name`, ASCII case ignored when `ignoringCase` (`HREF` for
+    /// `href`), if present. Reads expat's names as they are instead of splitting each: a name in no namespace is just
+    /// its local part there, and any other carries a separator, so a length and a byte comparison decide.
+    @inlinable public func value(noNamespaceNamed name: StaticString, ignoringCase: Bool) -> XMLBytes? {
+        guard var cursor = pairs else { return nil }
+        let length = name.utf8CodeUnitCount
+        let literal = name.utf8Start
+        while let namePointer = cursor[0], let valuePointer = cursor[1] {
+            cursor += 2
+            guard strlen(namePointer) == length else { continue }
+            let bytes = UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self)
+            var matches = memcmp(bytes, literal, length) == 0
+            if !matches && ignoringCase {
+                matches = true
+                for offset in 0..<length {
+                    let byte = bytes[offset], wanted = literal[offset]
+                    let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                    let foldedWanted = wanted >= 0x41 && wanted <= 0x5A ? wanted | 0x20 : wanted
+                    if folded != foldedWanted { matches = false; break }
+                }
+            }
+            if matches {
+                return XMLBytes(UnsafeBufferPointer(
+                    start: UnsafeRawPointer(valuePointer).assumingMemoryBound(to: UInt8.self), count: strlen(valuePointer)))
+            }
+        }
+        return nil
+    }
+
+    /// Whether an attribute is in the XML namespace (`xml:base`, `xml:lang`, `xml:space`), found without splitting names;
+    /// always `false` when namespaces are not processed (there is no namespace to be in).
+    public var hasXMLNamespaceAttribute: Bool {
+        guard separator != 0, var cursor = pairs else { return false }
+        let uri: StaticString = "http://www.w3.org/XML/1998/namespace"
+        let length = uri.utf8CodeUnitCount
+        while let namePointer = cursor[0] {
+            cursor += 2
+            let bytes = UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self)
+            // memcmp stops at the first difference: a shorter name differs at its NUL, before the end of either.
+            if memcmp(bytes, uri.utf8Start, length) == 0 && bytes[length] == separator { return true }
+        }
+        return false
+    }
+
     /// The value of the attribute with this local name and namespace URI (empty for none), if present.
     @inlinable public func value(localName: StaticString, namespaceURI: StaticString = "") -> XMLBytes? {
         for attribute in self where attribute.name.localName.equals(localName) && attribute.name.namespaceURI.equals(namespaceURI) {

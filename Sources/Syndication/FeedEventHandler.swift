@@ -95,7 +95,7 @@ final class FeedEventHandler: XMLEventHandler {
             return
         }
         if skipDepth > 0 { return }
-        if !attributes.isEmpty { scopeAttributes(attributes) }
+        if attributes.hasXMLNamespaceAttribute { scopeAttributes(attributes) }
         let namespace = namespaces.classify(name.namespaceURI)
         let tag = Tag.classify(namespace, name.localName)
         if depth == 1 {

@@ -363,14 +363,7 @@ extension XMLAttributes {
     /// The value of the attribute in no namespace whose name is `lowercaseName` in any letter case (`href`, `HREF`),
     /// as feedparser reads attribute names; in one pass over the attributes, like an exact look-up.
     func value(anyCase lowercaseName: StaticString) -> XMLBytes? {
-        let count = lowercaseName.utf8CodeUnitCount
-        for attribute in self where attribute.name.localName.count == count && attribute.name.namespaceURI.isEmpty {
-            // As written (one memcmp), the common case; else with the case folded.
-            if attribute.name.localName.equals(lowercaseName) || attribute.name.localName.equalsIgnoringCase(lowercaseName) {
-                return attribute.value
-            }
-        }
-        return nil
+        value(noNamespaceNamed: lowercaseName, ignoringCase: true)
     }
 }
 
