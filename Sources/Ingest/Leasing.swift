@@ -28,7 +28,7 @@ final class Leasing: Sendable {
         self.duration = duration
         self.perHostLimit = perHostLimit
         self.ignoresNextFetch = ignoresNextFetch
-        thread = try StoreThread.start(store: store, name: "feedingest.leases", emit: { _ in })
+        thread = try StoreThread.start(store: store, name: "feedingest.leases", emitAll: { _ in })
     }
 
     /// Claims up to `limit` of `candidates`.

@@ -46,7 +46,7 @@ final class StoreThread: Sendable {
     /// Starts a store thread, makes its context there and returns once it is ready.
     ///
     /// - Throws: the error of `Store.makeContext()`; the thread has then ended.
-    static func start(store: Store, name: String, emit: @escaping @Sendable (IngestEvent) -> Void) throws(StoreError) -> StoreThread {
+    static func start(store: Store, name: String, emitAll: @escaping @Sendable ([IngestEvent]) -> Void) throws(StoreError) -> StoreThread {
         let jobs = JobQueue(capacity: capacity(store.configuration))
         let exited = DispatchSemaphore(value: 0)
         let ready = Reply<Void>()
@@ -58,7 +58,7 @@ final class StoreThread: Sendable {
                 return
             }
             ready.set(.success(()))
-            var loop = StoreLoop(context: context, jobs: jobs, emit: emit)
+            var loop = StoreLoop(context: context, jobs: jobs, emitAll: emitAll)
             loop.run()
         }
         thread.name = name
@@ -125,15 +125,16 @@ private enum Job: Sendable {
 private struct StoreLoop {
     let context: StoreContext
     let jobs: JobQueue
-    let emit: @Sendable (IngestEvent) -> Void
+    /// Sends a commit's articles to the observers in one hand-off.
+    let emitAll: @Sendable ([IngestEvent]) -> Void
     /// The feed of the last batch: whose articles a commit on the idle timer reports (a context ingests one feed at a
     /// time here, as its worker does).
     var current: StoreSession?
 
-    init(context: StoreContext, jobs: JobQueue, emit: @escaping @Sendable (IngestEvent) -> Void) {
+    init(context: StoreContext, jobs: JobQueue, emitAll: @escaping @Sendable ([IngestEvent]) -> Void) {
         self.context = context
         self.jobs = jobs
-        self.emit = emit
+        self.emitAll = emitAll
     }
 
     mutating func run() {
@@ -171,9 +172,7 @@ private struct StoreLoop {
     }
 
     private func report(_ committed: [StoredArticle], _ session: StoreSession) {
-        for stored in committed {
-            emit(.articleIngested(IngestedArticle(entry: session.entry, article: stored.article, id: stored.id, change: stored.change)))
-        }
+        emitAll(committed.map { .articleIngested(IngestedArticle(entry: session.entry, article: $0.article, id: $0.id, change: $0.change)) })
     }
 }
 
@@ -234,7 +233,7 @@ public final class StoreAccess: Sendable {
     ///
     /// - Throws: the error of `Store.makeContext()`.
     public init(store: Store, name: String) throws(StoreError) {
-        thread = try StoreThread.start(store: store, name: name, emit: { _ in })
+        thread = try StoreThread.start(store: store, name: name, emitAll: { _ in })
         location = store.path
     }
 

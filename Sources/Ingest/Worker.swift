@@ -11,18 +11,26 @@ import Syndication
 final class Worker {
     let pipeline: IngestPipeline
     let emit: @Sendable (IngestEvent) -> Void
+    /// Sends several events (a commit's articles) to the observers in one hand-off.
+    let emitAll: @Sendable ([IngestEvent]) -> Void
     /// The worker's own store thread, with its store connection; `nil` without a store.
     let storeThread: StoreThread?
     /// Why the context could not be made; every feed of this worker then fails with it.
     let contextError: StoreError?
 
-    init(pipeline: IngestPipeline, number: Int, emit: @escaping @Sendable (IngestEvent) -> Void) {
+    init(pipeline: IngestPipeline, number: Int, emit: @escaping @Sendable (IngestEvent) -> Void,
+         emitAll: @escaping @Sendable ([IngestEvent]) -> Void) {
         self.pipeline = pipeline
         self.emit = emit
+        self.emitAll = emitAll
         var storeThread: StoreThread?
         var contextError: StoreError?
         if let store = pipeline.store {
-            do { storeThread = try StoreThread.start(store: store, name: "feedingest.store.\(number)", emit: emit) } catch { contextError = error }
+            do {
+                storeThread = try StoreThread.start(store: store, name: "feedingest.store.\(number)", emitAll: emitAll)
+            } catch {
+                contextError = error
+            }
         }
         self.storeThread = storeThread
         self.contextError = contextError
@@ -172,9 +180,7 @@ final class Worker {
     }
 
     private func report(_ committed: [StoredArticle], _ entry: FeedEntry) {
-        for stored in committed {
-            emit(.articleIngested(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
-        }
+        emitAll(committed.map { .articleIngested(IngestedArticle(entry: entry, article: $0.article, id: $0.id, change: $0.change)) })
     }
 
     /// Whether the failure says the machine has no network (no name resolution, no route), rather than that this
