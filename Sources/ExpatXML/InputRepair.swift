@@ -22,6 +22,18 @@ public struct XMLRepairs: Sendable, Hashable {
     /// Creates an empty record.
     public init() {}
 
+    /// The repairs a reference can need (a key path per call cost the filter a runtime look-up each time).
+    enum ReferenceRepair { case bareAmpersand, htmlEntity, invalidCharacter, windows1252Reference }
+
+    mutating func record(_ repair: ReferenceRepair) {
+        switch repair {
+        case .bareAmpersand: bareAmpersands += 1
+        case .htmlEntity: htmlEntities += 1
+        case .invalidCharacter: invalidCharacters += 1
+        case .windows1252Reference: windows1252References += 1
+        }
+    }
+
     /// Whether nothing was repaired.
     public var isEmpty: Bool { self == XMLRepairs() }
 
@@ -148,7 +160,7 @@ final class InputRepairFilter {
                 index += length
             case .replace(let length, let replacement, let kind):
                 try replace(at: index, skipping: length, with: replacement)
-                repairs[keyPath: kind] += 1  // counted once expat took what came before: chunk-independent
+                repairs.record(kind)  // counted once expat took what came before: chunk-independent
                 index += length
             }
             return true
@@ -631,12 +643,15 @@ final class InputRepairFilter {
         case needMore
         case keep(Int)
         /// Replace `length` bytes, and count the repair once the bytes before it were taken by expat.
-        case replace(Int, [UInt8], WritableKeyPath<XMLRepairs, Int>)
+        case replace(Int, [UInt8], XMLRepairs.ReferenceRepair)
     }
+
+    /// What replaces a bare `&`.
+    private static let escapedAmpersand: [UInt8] = Array("&amp;".utf8)
 
     /// Decides what to do with the `&` at `index`.
     private func reference(at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> ReferenceAction {
-        let bare = ReferenceAction.replace(1, Array("&amp;".utf8), \.bareAmpersands)
+        let bare = ReferenceAction.replace(1, Self.escapedAmpersand, .bareAmpersand)
         var cursor = index + 1
         let limit = min(count, index + Self.maximumReferenceLength)
         func needMoreOrBare() -> ReferenceAction {
@@ -659,10 +674,12 @@ final class InputRepairFilter {
             guard base[cursor] == 0x3B, digits > 0 else { return bare }
             let length = cursor + 1 - index
             if (0x80...0x9F).contains(value), let mapped = Self.windows1252[Int(value - 0x80)] {
-                return .replace(length, Array("&#x\(String(mapped, radix: 16, uppercase: true));".utf8), \.windows1252References)
+                var replacement: [UInt8] = []
+                HTMLEntities.appendReference(to: mapped, into: &replacement)
+                return .replace(length, replacement, .windows1252Reference)
             }
             if Self.isXMLCharacter(value) { return .keep(length) }
-            return .replace(length, [], \.invalidCharacters)
+            return .replace(length, [], .invalidCharacter)
         }
         guard Self.isNameStart(base[cursor]) else { return bare }
         while cursor < limit, Self.isNameCharacter(base[cursor]) { cursor += 1 }
@@ -674,7 +691,7 @@ final class InputRepairFilter {
         let text = String(decoding: name, as: UTF8.self)
         if declaredEntities.contains(text) { return .keep(length) }
         if let replacement = HTMLEntities.replacement(for: text) {
-            return .replace(length, replacement, \.htmlEntities)
+            return .replace(length, replacement, .htmlEntity)
         }
         if hasDoctype { return .keep(length) }  // the DOCTYPE may declare it; expat knows
         return bare
@@ -701,7 +718,9 @@ final class InputRepairFilter {
         switch name.count {
         case 2: return (name[0] == 0x6C || name[0] == 0x67) && name[1] == 0x74  // lt, gt
         case 3: return name[0] == 0x61 && name[1] == 0x6D && name[2] == 0x70  // amp
-        case 4: return name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+        case 4:
+            return (name[0] == 0x71 && name[1] == 0x75 && name[2] == 0x6F && name[3] == 0x74)  // quot
+                || (name[0] == 0x61 && name[1] == 0x70 && name[2] == 0x6F && name[3] == 0x73)  // apos
         default: return false
         }
     }

@@ -161,3 +161,37 @@ enum RepairDocuments {
         }
     }
 }
+
+extension RepairFastPathTests {
+    /// The references the filter writes for HTML entities and windows-1252 numbers are built byte by byte now: the
+    /// same text as `String(_:radix:uppercase:)` gave, for every scalar in the entity table and a spread of others.
+    @Test func characterReferencesAreWrittenAsBefore() {
+        var scalars = Set(HTMLEntities.table.values.flatMap { $0 })
+        scalars.formUnion([0, 1, 9, 0xA, 0xF, 0x10, 0xFF, 0x100, 0x2013, 0xFFFD, 0x10000, 0x1D536, 0x10FFFF, 0xFFFF_FFFF])
+        var random = SplitMix64(seed: 0x4E7)
+        for _ in 0..<1_000 { scalars.insert(UInt32(truncatingIfNeeded: random.next())) }
+        for scalar in scalars {
+            var bytes: [UInt8] = []
+            HTMLEntities.appendReference(to: scalar, into: &bytes)
+            #expect(bytes == Array("&#x\(String(scalar, radix: 16, uppercase: true));".utf8), "\(scalar)")
+        }
+        #expect(HTMLEntities.replacement(for: "nbsp") == Array("&#xA0;".utf8))
+        #expect(HTMLEntities.replacement(for: "NotEqualTilde") == Array("&#x2242;&#x338;".utf8))
+        #expect(HTMLEntities.replacement(for: "bogus") == nil)
+    }
+}
+
+extension RepairFastPathTests {
+    /// The entity table read from the list's bytes holds what reading it as `Character`s (as before) gave.
+    @Test func entityTableIsReadAsBefore() {
+        var expected: [String: [UInt32]] = [:]
+        for line in HTMLEntities.list.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            expected[String(fields[0])] = fields.dropFirst().compactMap { UInt32($0, radix: 16) }
+        }
+        #expect(expected.count > 2_000)
+        #expect(HTMLEntities.table == expected)
+        #expect(HTMLEntities.table["eacute"] == [0xE9])
+        #expect(HTMLEntities.table["zwnj"] == [0x200C])
+    }
+}
