@@ -308,9 +308,13 @@ final class InputRepairFilter {
     /// is the same, for any split. Not for the DOCTYPE.
     ///
     /// The bytes between stops are found by ``feedingest_bytescan_find`` (CByteScan), 16 a step with SSE2.
-    @inline(__always)
     private func skipUnchanged(_ base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
-        let high: Int32 = validatesUTF8 ? 1 : 0
+        // Two copies, one for each constant: the wide scan's loop then tests no flag per block.
+        validatesUTF8 ? skipUnchanged(base, from: start, count: count, high: 1) : skipUnchanged(base, from: start, count: count, high: 0)
+    }
+
+    @inline(__always)
+    private func skipUnchanged(_ base: UnsafePointer<UInt8>, from start: Int, count: Int, high: Int32) -> Int {
         let tagsAreSimple = rootSeen || !declaresWellKnownPrefixes
         var index = start
         var mode = self.mode
