@@ -40,8 +40,10 @@ let package = Package(
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // Not a library: a header of `static inline` C (SSE2, with a portable fallback) for the repair filter's wide scan.
+        .systemLibrary(name: "CByteScan"),
 
-        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet"]),
+        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
@@ -82,7 +84,7 @@ let package = Package(
         .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
         .executableTarget(name: "DownloadBench", dependencies: ["TestSupport"], path: "Benchmarks/DownloadBench"),
 
-        .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "TestSupport"]),
+        .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "CByteScan", "TestSupport"]),
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "PostgresStore", "TestSupport"], path: "Tests/StoreProbe"),

@@ -1,3 +1,5 @@
+import CByteScan
+
 /// What a parser repaired to get through a malformed document, counted by kind.
 ///
 /// Only parsers with ``ExpatXMLConfiguration/repairsMalformedInput`` on repair anything.
@@ -19,6 +21,18 @@ public struct XMLRepairs: Sendable, Hashable {
 
     /// Creates an empty record.
     public init() {}
+
+    /// The repairs a reference can need (a key path per call cost the filter a runtime look-up each time).
+    enum ReferenceRepair { case bareAmpersand, htmlEntity, invalidCharacter, windows1252Reference }
+
+    mutating func record(_ repair: ReferenceRepair) {
+        switch repair {
+        case .bareAmpersand: bareAmpersands += 1
+        case .htmlEntity: htmlEntities += 1
+        case .invalidCharacter: invalidCharacters += 1
+        case .windows1252Reference: windows1252References += 1
+        }
+    }
 
     /// Whether nothing was repaired.
     public var isEmpty: Bool { self == XMLRepairs() }
@@ -42,34 +56,6 @@ public struct XMLRepairs: Sendable, Hashable {
 /// Its state is `@exclusivity(unchecked)` (confined to one parser's thread, never accessed re-entrantly): the
 /// dynamic checks on class properties were ~1.5% of full article extraction.
 final class InputRepairFilter {
-    /// Which bytes need no look in which mode: one bit per mode, in a table of 512 entries, the first 256 for
-    /// when high bytes are checked as UTF-8, the next 256 for when they pass (other encodings). Tab, line feed,
-    /// carriage return and printable ASCII pass, except the bytes that can end the mode or need a repair.
-    private enum PlainBytes {
-        static let text: UInt8 = 1, tag: UInt8 = 2, cdata: UInt8 = 4, doubleQuoted: UInt8 = 8, singleQuoted: UInt8 = 16
-
-        /// Written once, when first used, and only read after: safe to share.
-        nonisolated(unsafe) static let table: UnsafePointer<UInt8> = {
-            let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 512)
-            for highBytesPass in [false, true] {
-                for byte in 0..<256 {
-                    let passes = byte == 0x09 || byte == 0x0A || byte == 0x0D || (0x20..<0x80).contains(byte)
-                        || (highBytesPass && byte >= 0x80)
-                    var bits: UInt8 = 0
-                    if passes {
-                        if byte != 0x26 && byte != 0x3C { bits |= text }  // & <
-                        if byte != 0x22 && byte != 0x27 && byte != 0x3E { bits |= tag }  // " ' >
-                        if byte != 0x5D { bits |= cdata }  // ]
-                        if byte != 0x22 && byte != 0x26 { bits |= doubleQuoted }
-                        if byte != 0x27 && byte != 0x26 { bits |= singleQuoted }
-                    }
-                    table[(highBytesPass ? 256 : 0) + byte] = bits
-                }
-            }
-            return UnsafePointer(table)
-        }()
-    }
-
     private enum Mode: Equatable {
         case text, tag, cdata, comment, processingInstruction, doctype
         case attribute(quote: UInt8)
@@ -96,6 +82,9 @@ final class InputRepairFilter {
     private static let maximumReferenceLength = 40
 
     private let declaresWellKnownPrefixes: Bool
+
+    /// Whether ``skipUnchanged(_:from:count:)`` runs; off only in tests, which check that it changes nothing.
+    @exclusivity(unchecked) var takesFastPath = true
 
     /// - Parameter declaresWellKnownPrefixes: add declarations for well-known prefixes the root leaves
     ///   undeclared; only meaningful when expat processes namespaces.
@@ -171,64 +160,19 @@ final class InputRepairFilter {
                 index += length
             case .replace(let length, let replacement, let kind):
                 try replace(at: index, skipping: length, with: replacement)
-                repairs[keyPath: kind] += 1  // counted once expat took what came before: chunk-independent
+                repairs.record(kind)  // counted once expat took what came before: chunk-independent
                 index += length
             }
             return true
         }
 
-        let skipsHighBytes = !validatesUTF8
-        let plain = PlainBytes.table + (skipsHighBytes ? 256 : 0)
         scanning: while index < count {
-            // The fast path: skip the bytes that mean nothing in the current mode, without the switch below: eight
-            // bytes at a time (see stops(at:…)), then one table look-up a byte (see PlainBytes).
-            let plainLimit: UInt8 = skipsHighBytes ? 0xE0 : 0x60
-            switch mode {
-            case .text:
-                while index < count {
-                    if index + 8 <= count {
-                        let marks = Self.stops(at: base + index, 0x26, 0x3C, 0x3C, highBytes: validatesUTF8)  // & <
-                        if marks == 0 { index += 8; continue }
-                        index += marks.trailingZeroBitCount >> 3
-                    }
-                    let byte = base[index]
-                    if plain[Int(byte)] & PlainBytes.text != 0 { index += 1; continue }
-                    // The references XML predefines, the commonest stop in escaped HTML: step over them here.
-                    if byte == 0x26 && index + 5 < count {
-                        let next = base[index + 1], second = base[index + 2], third = base[index + 3]
-                        if (next == 0x6C || next == 0x67) && second == 0x74 && third == 0x3B { index += 4; continue }  // &lt; &gt;
-                        if next == 0x61 && second == 0x6D && third == 0x70 && base[index + 4] == 0x3B { index += 5; continue }  // &amp;
-                    }
-                    // A well-formed two- or three-byte UTF-8 character outside the special ranges.
-                    if byte >= 0xC2 && byte <= 0xDF && validatesUTF8 && index + 1 < count && base[index + 1] & 0xC0 == 0x80 {
-                        index += 2; continue
-                    }
-                    if byte >= 0xE1 && byte <= 0xEC && validatesUTF8 && index + 2 < count
-                        && base[index + 1] & 0xC0 == 0x80 && base[index + 2] & 0xC0 == 0x80 {
-                        index += 3; continue
-                    }
-                    break
-                }
-            case .tag:
-                index = Self.skipPlain(base, from: index, count: count, 0x22, 0x27, 0x3E, highBytes: validatesUTF8)  // " ' >
-                while index < count, plain[Int(base[index])] & PlainBytes.tag != 0 { index += 1 }
-            case .attribute(let quote):
-                let mask = quote == 0x22 ? PlainBytes.doubleQuoted : PlainBytes.singleQuoted
-                index = Self.skipPlain(base, from: index, count: count, quote, 0x26, quote, highBytes: validatesUTF8)
-                while index < count, plain[Int(base[index])] & mask != 0 { index += 1 }
-            case .cdata:
-                index = Self.skipPlain(base, from: index, count: count, 0x5D, 0x5D, 0x5D, highBytes: validatesUTF8)  // ]
-                while index < count, plain[Int(base[index])] & PlainBytes.cdata != 0 { index += 1 }
-            case .comment:
-                index = Self.skipPlain(base, from: index, count: count, 0x2D, 0x2D, 0x2D, highBytes: validatesUTF8)  // -
-                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x2D { index += 1 }
-            case .processingInstruction:
-                index = Self.skipPlain(base, from: index, count: count, 0x3F, 0x3F, 0x3F, highBytes: validatesUTF8)  // ?
-                while index < count, case let byte = base[index], byte &- 0x20 < plainLimit, byte != 0x3F { index += 1 }
-            case .doctype:
-                break
+            // The fast path (see skipUnchanged): everything that goes out unchanged, in every mode but the DOCTYPE, with
+            // the commonest changes of mode; it stops at the first byte that needs the byte-wise logic below.
+            if takesFastPath && mode != .doctype {
+                index = skipUnchanged(base, from: index, count: count)
+                if index >= count { break }
             }
-            if index >= count { break }
             let byte = base[index]
             // Bytes that need no thought in any mode: printable ASCII that ends nothing here.
             if byte >= 0x20 && byte < 0x80 {
@@ -353,36 +297,195 @@ final class InputRepairFilter {
         }
     }
 
-    // MARK: Wide scans
+    // MARK: The fast path
 
-    /// Marks, in the high bit of each of the eight bytes at `pointer`, the bytes that may need a look in a mode whose
-    /// special bytes are `a`, `b` and `c`: those, the C0 controls (tab, line feed and carriage return included; the
-    /// byte-wise path lets them pass), and bytes above 0x7F when `highBytes` (UTF-8 is checked). Eight bytes at a time
-    /// (SWAR): `(x - 0x01…) & ~x & 0x80…` marks the zero bytes of `x`, and `(x - 0x20…) & ~x & 0x80…` the bytes below
-    /// 0x20. A borrow can only mark a byte above a truly marked one, so the lowest mark is always exact.
-    @inline(__always)
-    static func stops(at pointer: UnsafePointer<UInt8>, _ a: UInt8, _ b: UInt8, _ c: UInt8, highBytes: Bool) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let word = UInt64(littleEndian: UnsafeRawPointer(pointer).loadUnaligned(as: UInt64.self))
-        let xa = word ^ (ones &* UInt64(a)), xb = word ^ (ones &* UInt64(b)), xc = word ^ (ones &* UInt64(c))
-        var marks = (word &- ones &* 0x20) & ~word
-        marks |= (xa &- ones) & ~xa | (xb &- ones) & ~xb | (xc &- ones) & ~xc
-        if highBytes { marks |= word }
-        return marks & 0x8080_8080_8080_8080
+    /// Steps over the bytes from `start` that go out unchanged, and returns the index of the first byte that needs the
+    /// byte-wise logic of ``scan(_:isFinal:into:)`` (or `count`). It changes mode where that logic would, on the
+    /// commonest markup: a start or end tag (once the root is seen), a quoted attribute value and its end, a tag's end,
+    /// and the end of a CDATA section, comment or processing instruction. It steps over the references XML predefines
+    /// (`&lt;`, `&#233;`, …) and, for UTF-8, whole runs of valid characters. Wherever the byte-wise logic would decide
+    /// otherwise, need more bytes, or change something, it stops, and that logic decides as it always did: the output
+    /// is the same, for any split. Not for the DOCTYPE.
+    ///
+    /// The bytes between stops are found by ``feedingest_bytescan_find`` (CByteScan), 16 a step with SSE2.
+    private func skipUnchanged(_ base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
+        // Two copies, one for each constant: the wide scan's loop then tests no flag per block.
+        validatesUTF8 ? skipUnchanged(base, from: start, count: count, high: 1) : skipUnchanged(base, from: start, count: count, high: 0)
     }
 
-    /// The index of the first byte from `index` on that ``stops(at:_:_:_:highBytes:)`` marks, eight bytes at a time;
-    /// at most `count`, and short of the last (under eight) bytes, which the caller's byte-wise loop takes.
     @inline(__always)
-    static func skipPlain(_ base: UnsafePointer<UInt8>, from index: Int, count: Int, _ a: UInt8, _ b: UInt8, _ c: UInt8,
-                          highBytes: Bool) -> Int {
-        var index = index
-        while index + 8 <= count {
-            let marks = stops(at: base + index, a, b, c, highBytes: highBytes)
-            if marks != 0 { return index + marks.trailingZeroBitCount >> 3 }
-            index += 8
+    private func skipUnchanged(_ base: UnsafePointer<UInt8>, from start: Int, count: Int, high: Int32) -> Int {
+        let tagsAreSimple = rootSeen || !declaresWellKnownPrefixes
+        var index = start
+        var mode = self.mode
+        defer { self.mode = mode }
+        while true {
+            switch mode {
+            case .text:
+                index = feedingest_bytescan_find(base, index, count, 0x26, 0x3C, 0x3C, high)  // & <
+                guard index < count else { return index }
+                let byte = base[index]
+                if byte == 0x3C {
+                    // A start or end tag; anything else (`<!`, `<?`, the root before it is seen) is the byte-wise logic's.
+                    guard tagsAreSimple, index + 1 < count, case let next = base[index + 1], next == 0x2F || Self.isNameStart(next)
+                    else { return index }
+                    mode = .tag
+                    index += 1
+                    continue
+                }
+                if byte == 0x26 {
+                    let length = predefinedReferenceLength(at: index, in: base, count: count)
+                    guard length > 0 else { return index }
+                    index += length
+                    continue
+                }
+            case .tag:
+                index = feedingest_bytescan_find(base, index, count, 0x22, 0x27, 0x3E, high)  // " ' >
+                guard index < count else { return index }
+                let byte = base[index]
+                if byte == 0x3E {
+                    mode = .text
+                    index += 1
+                    continue
+                }
+                if byte == 0x22 || byte == 0x27 {
+                    mode = .attribute(quote: byte)
+                    index += 1
+                    continue
+                }
+            case .attribute(let quote):
+                index = feedingest_bytescan_find(base, index, count, quote, 0x26, quote, high)
+                guard index < count else { return index }
+                let byte = base[index]
+                if byte == quote {
+                    mode = .tag
+                    index += 1
+                    continue
+                }
+                if byte == 0x26 {
+                    let length = predefinedReferenceLength(at: index, in: base, count: count)
+                    guard length > 0 else { return index }
+                    index += length
+                    continue
+                }
+            case .cdata:
+                index = feedingest_bytescan_find(base, index, count, 0x5D, 0x5D, 0x5D, high)  // ]
+                guard index < count else { return index }
+                if base[index] == 0x5D {
+                    guard index + 2 < count else { return index }
+                    if base[index + 1] == 0x5D && base[index + 2] == 0x3E {  // ]]>
+                        mode = .text
+                        index += 3
+                    } else {
+                        index += 1
+                    }
+                    continue
+                }
+            case .comment:
+                index = feedingest_bytescan_find(base, index, count, 0x2D, 0x2D, 0x2D, high)  // -
+                guard index < count else { return index }
+                if base[index] == 0x2D {
+                    guard index + 2 < count else { return index }
+                    if base[index + 1] == 0x2D && base[index + 2] == 0x3E {  // -->
+                        mode = .text
+                        index += 3
+                    } else {
+                        index += 1
+                    }
+                    continue
+                }
+            case .processingInstruction:
+                index = feedingest_bytescan_find(base, index, count, 0x3F, 0x3F, 0x3F, high)  // ?
+                guard index < count else { return index }
+                if base[index] == 0x3F {
+                    guard index + 1 < count else { return index }
+                    if base[index + 1] == 0x3E {  // ?>
+                        mode = .text
+                        index += 2
+                    } else {
+                        index += 1
+                    }
+                    continue
+                }
+            case .doctype:
+                return index
+            }
+            // A stop that is not the mode's: a C0 control (the byte-wise logic's), or a byte above 0x7F in UTF-8.
+            guard high != 0, base[index] >= 0x80 else { return index }
+            repeat {
+                let length = Self.validUTF8Length(at: index, in: base, count: count)
+                guard length > 0 else { return index }
+                index += length
+            } while index < count && base[index] >= 0x80
         }
-        return index
+    }
+
+    /// The length of the valid, complete UTF-8 sequence at `index`, whose lead byte is above 0x7F, when it encodes an
+    /// XML character (not U+FFFE or U+FFFF); 0 otherwise. The cases ``utf8Sequence(at:in:count:)`` calls `.valid`.
+    @inline(__always)
+    static func validUTF8Length(at index: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int {
+        let lead = base[index]
+        if lead < 0xE0 {
+            guard lead >= 0xC2, index + 1 < count, base[index + 1] & 0xC0 == 0x80 else { return 0 }
+            return 2
+        }
+        if lead < 0xF0 {
+            guard index + 2 < count else { return 0 }
+            let second = base[index + 1], third = base[index + 2]
+            guard third & 0xC0 == 0x80 else { return 0 }
+            switch lead {
+            case 0xE0: guard second >= 0xA0 && second <= 0xBF else { return 0 }
+            case 0xED: guard second >= 0x80 && second <= 0x9F else { return 0 }
+            case 0xEF: guard second & 0xC0 == 0x80, second != 0xBF || third < 0xBE else { return 0 }  // U+FFFE, U+FFFF
+            default: guard second & 0xC0 == 0x80 else { return 0 }
+            }
+            return 3
+        }
+        guard lead <= 0xF4, index + 3 < count else { return 0 }
+        let second = base[index + 1]
+        guard base[index + 2] & 0xC0 == 0x80, base[index + 3] & 0xC0 == 0x80 else { return 0 }
+        switch lead {
+        case 0xF0: guard second >= 0x90 && second <= 0xBF else { return 0 }
+        case 0xF4: guard second >= 0x80 && second <= 0x8F else { return 0 }
+        default: guard second & 0xC0 == 0x80 else { return 0 }
+        }
+        return 4
+    }
+
+    /// The length of the reference at `index` (an `&`) when ``reference(at:in:count:isFinal:)`` would keep it whatever
+    /// follows and whatever the DOCTYPE declares: `&lt;` `&gt;` `&amp;` `&quot;` `&apos;`, and a character reference
+    /// to an XML character outside 0x80–0x9F. 0 otherwise (the byte-wise logic decides).
+    @inline(__always)
+    private func predefinedReferenceLength(at index: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int {
+        guard index + 3 < count else { return 0 }
+        let first = base[index + 1], second = base[index + 2], third = base[index + 3]
+        if (first == 0x6C || first == 0x67) && second == 0x74 && third == 0x3B { return 4 }  // &lt; &gt;
+        if first == 0x23 { return characterReferenceLength(at: index, in: base, count: count) }  // &#
+        guard index + 4 < count else { return 0 }
+        let fourth = base[index + 4]
+        if first == 0x61 && second == 0x6D && third == 0x70 && fourth == 0x3B { return 5 }  // &amp;
+        guard index + 5 < count, base[index + 5] == 0x3B else { return 0 }
+        if first == 0x71 && second == 0x75 && third == 0x6F && fourth == 0x74 { return 6 }  // &quot;
+        if first == 0x61 && second == 0x70 && third == 0x6F && fourth == 0x73 { return 6 }  // &apos;
+        return 0
+    }
+
+    /// ``predefinedReferenceLength(at:in:count:)`` for `&#`: the same digits, limit and value as ``reference(at:in:count:isFinal:)``.
+    private func characterReferenceLength(at index: Int, in base: UnsafePointer<UInt8>, count: Int) -> Int {
+        var cursor = index + 2
+        let limit = min(count, index + Self.maximumReferenceLength)
+        var radix: UInt32 = 10
+        if cursor < count && base[cursor] == 0x78 { radix = 16; cursor += 1 }
+        var value: UInt32 = 0
+        var digits = 0
+        while cursor < limit, let digit = Self.digit(base[cursor], radix: radix) {
+            value = value > 0x10FFFF ? value : value &* radix &+ digit
+            digits += 1
+            cursor += 1
+        }
+        guard cursor < limit, base[cursor] == 0x3B, digits > 0, !(0x80...0x9F).contains(value), Self.isXMLCharacter(value)
+        else { return 0 }
+        return cursor + 1 - index
     }
 
     // MARK: Markup
@@ -544,12 +647,15 @@ final class InputRepairFilter {
         case needMore
         case keep(Int)
         /// Replace `length` bytes, and count the repair once the bytes before it were taken by expat.
-        case replace(Int, [UInt8], WritableKeyPath<XMLRepairs, Int>)
+        case replace(Int, [UInt8], XMLRepairs.ReferenceRepair)
     }
+
+    /// What replaces a bare `&`.
+    private static let escapedAmpersand: [UInt8] = Array("&amp;".utf8)
 
     /// Decides what to do with the `&` at `index`.
     private func reference(at index: Int, in base: UnsafePointer<UInt8>, count: Int, isFinal: Bool) -> ReferenceAction {
-        let bare = ReferenceAction.replace(1, Array("&amp;".utf8), \.bareAmpersands)
+        let bare = ReferenceAction.replace(1, Self.escapedAmpersand, .bareAmpersand)
         var cursor = index + 1
         let limit = min(count, index + Self.maximumReferenceLength)
         func needMoreOrBare() -> ReferenceAction {
@@ -572,10 +678,12 @@ final class InputRepairFilter {
             guard base[cursor] == 0x3B, digits > 0 else { return bare }
             let length = cursor + 1 - index
             if (0x80...0x9F).contains(value), let mapped = Self.windows1252[Int(value - 0x80)] {
-                return .replace(length, Array("&#x\(String(mapped, radix: 16, uppercase: true));".utf8), \.windows1252References)
+                var replacement: [UInt8] = []
+                HTMLEntities.appendReference(to: mapped, into: &replacement)
+                return .replace(length, replacement, .windows1252Reference)
             }
             if Self.isXMLCharacter(value) { return .keep(length) }
-            return .replace(length, [], \.invalidCharacters)
+            return .replace(length, [], .invalidCharacter)
         }
         guard Self.isNameStart(base[cursor]) else { return bare }
         while cursor < limit, Self.isNameCharacter(base[cursor]) { cursor += 1 }
@@ -587,7 +695,7 @@ final class InputRepairFilter {
         let text = String(decoding: name, as: UTF8.self)
         if declaredEntities.contains(text) { return .keep(length) }
         if let replacement = HTMLEntities.replacement(for: text) {
-            return .replace(length, replacement, \.htmlEntities)
+            return .replace(length, replacement, .htmlEntity)
         }
         if hasDoctype { return .keep(length) }  // the DOCTYPE may declare it; expat knows
         return bare
@@ -614,7 +722,9 @@ final class InputRepairFilter {
         switch name.count {
         case 2: return (name[0] == 0x6C || name[0] == 0x67) && name[1] == 0x74  // lt, gt
         case 3: return name[0] == 0x61 && name[1] == 0x6D && name[2] == 0x70  // amp
-        case 4: return name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+        case 4:
+            return (name[0] == 0x71 && name[1] == 0x75 && name[2] == 0x6F && name[3] == 0x74)  // quot
+                || (name[0] == 0x61 && name[1] == 0x70 && name[2] == 0x6F && name[3] == 0x73)  // apos
         default: return false
         }
     }
