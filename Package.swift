@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
         .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),

@@ -62,4 +62,42 @@ static inline ptrdiff_t feedingest_bytescan_find(const uint8_t *bytes, ptrdiff_t
     return index;
 }
 
+/// The index of the first byte of `bytes[index..<count]` that a JSON string must escape (RFC 8259, section 7: `"`, `\`
+/// and the C0 controls, tab, line feed and carriage return included), or `count`. The article line's writer
+/// (Syndication's JSON.swift) copies the runs in between whole; Tests/SyndicationTests checks it against a byte loop.
+static inline ptrdiff_t feedingest_bytescan_json_escape(const uint8_t *bytes, ptrdiff_t index, ptrdiff_t count) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), unitSeparator = _mm_set1_epi8(0x1F);
+    while (index + 16 <= count) {
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(bytes + index));
+        const __m128i marks = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                           _mm_cmpeq_epi8(_mm_min_epu8(x, unitSeparator), x));
+        const int mask = _mm_movemask_epi8(marks);
+        if (mask != 0) return index + __builtin_ctz((unsigned)mask);
+        index += 16;
+    }
+#endif
+    // Short values (ids, dates, names) and the tail: eight bytes a word. (x - 0x20..) & ~x & 0x80.. marks the bytes
+    // below 0x20, and the same test of x ^ c against 0x01.. the bytes equal to c; a borrow can only mark a byte above a
+    // truly marked one, so the lowest mark is exact.
+    const uint64_t ones = 0x0101010101010101ull, highBits = 0x8080808080808080ull;
+    while (index + 8 <= count) {
+        uint64_t word;
+        __builtin_memcpy(&word, bytes + index, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        const uint64_t xq = word ^ (ones * 0x22), xb = word ^ (ones * 0x5C);
+        const uint64_t marks = (((word - ones * 0x20) & ~word) | ((xq - ones) & ~xq) | ((xb - ones) & ~xb)) & highBits;
+        if (marks != 0) return index + (__builtin_ctzll(marks) >> 3);
+        index += 8;
+    }
+    while (index < count) {
+        const uint8_t byte = bytes[index];
+        if (byte < 0x20 || byte == 0x22 || byte == 0x5C) return index;
+        index += 1;
+    }
+    return count;
+}
+
 #endif

@@ -1,5 +1,6 @@
 // The article line and the reports as JSON: a small byte-buffer writer and the model's encodings.
 
+import CByteScan
 import ExpatXML
 import Foundation
 
@@ -362,28 +363,11 @@ public struct JSONWriter: @unchecked Sendable {
         count += out - start
     }
 
-    /// The index of the first byte from `start` on that JSON must escape (`"`, `\`, below 0x20), or `count`.
-    ///
-    /// Eight bytes at a time (SWAR): a byte below 0x20 sets its high bit in `(x - 0x20…) & ~x & 0x80…`, a byte equal to
-    /// `c` in the same test of `x ^ c…` against 0x01…. Borrows can only mark bytes above the first true one, so the
-    /// lowest mark is exact.
+    /// The index of the first byte from `start` on that JSON must escape (`"`, `\`, below 0x20), or `count`: sixteen
+    /// bytes at a time with SSE2 (`CByteScan`), else a byte at a time.
     @inline(__always)
     static func firstEscape(in base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        var index = start
-        while index + 8 <= count {
-            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
-            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-            let marks = ((word &- ones &* 0x20) & ~word | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs
-            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
-            index += 8
-        }
-        while index < count {
-            let byte = base[index]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return index }
-            index += 1
-        }
-        return count
+        feedingest_bytescan_json_escape(base, start, count)
     }
 }
 

@@ -85,4 +85,29 @@ import Testing
         #expect(Self.find(accented, from: 0, to: accented.count, 0x26, 0x3C, 0x3C, high: true) == plain.count)
         #expect(Self.find(accented, from: 0, to: accented.count, 0x26, 0x3C, 0x3C, high: false) == accented.count)
     }
+
+    /// The article line's escape scan (`feedingest_bytescan_json_escape`: `"`, `\\`, below 0x20) against a byte loop, on
+    /// random buffers and ranges (short values take the eight-byte and byte paths, long ones the sixteen-byte one).
+    @Test func jsonEscapeScanAgreesWithTheByteAtATimeReference() {
+        var random = SplitMix64(seed: 0x1507)
+        for round in 0..<20_000 {
+            let length = random.next(below: 90)
+            let anyByte = round % 4 == 0
+            let bytes: [UInt8] = (0..<length).map { _ in
+                if anyByte { return UInt8(truncatingIfNeeded: random.next()) }
+                switch random.next(below: 50) {
+                case 0: return [0x22, 0x5C, 0x00, 0x09, 0x0A, 0x0D, 0x1F][random.next(below: 7)]
+                case 1: return UInt8(0x80 + random.next(below: 128))
+                default: return UInt8(0x20 + random.next(below: 0x5F))
+                }
+            }
+            let start = length == 0 ? 0 : random.next(below: length + 1)
+            let end = start + random.next(below: length - start + 1)
+            var expected = start
+            while expected < end, bytes[expected] >= 0x20, bytes[expected] != 0x22, bytes[expected] != 0x5C { expected += 1 }
+            let found = bytes.withUnsafeBufferPointer { feedingest_bytescan_json_escape($0.baseAddress!, start, end) }
+            #expect(found == expected, "\(bytes) \(start)..<\(end)")
+            if found != expected { return }
+        }
+    }
 }
