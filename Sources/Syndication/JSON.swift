@@ -304,8 +304,10 @@ public struct JSONWriter: @unchecked Sendable {
     private static let hex: StaticString = "0123456789abcdef"
 
     private mutating func appendEscaped(_ value: String) {
-        var value = value
-        value.withUTF8 { appendEscaped(utf8: $0) }
+        // Native strings lend their bytes in place; a `var` copy for `withUTF8` was a retain and a release per value.
+        if value.utf8.withContiguousStorageIfAvailable({ appendEscaped(utf8: $0) }) != nil { return }
+        var copy = value
+        copy.withUTF8 { appendEscaped(utf8: $0) }
     }
 
     /// Appends `utf8` as a JSON string: quoted, with `"`, `\` and the C0 controls escaped (RFC 8259, section 7), and
