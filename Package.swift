@@ -45,7 +45,7 @@ let package = Package(
 
         .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan"]),
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
-        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "Syndication", "Scheduling"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
         .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CCrypto"]),

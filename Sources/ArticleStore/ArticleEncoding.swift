@@ -1,3 +1,4 @@
+import CByteScan
 import Foundation
 import Syndication
 
@@ -232,30 +233,39 @@ package final class ArticleRow {
 
     private func jsonString(_ value: String) {
         appendByte(0x22)
-        var value = value
-        value.withUTF8 { bytes in
-            var clean = bytes.startIndex
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[clean..<index])))
-                switch byte {
-                case 0x22: appendASCII("\\\"")
-                case 0x5C: appendASCII("\\\\")
-                case 0x0A: appendASCII("\\n")
-                case 0x0D: appendASCII("\\r")
-                case 0x09: appendASCII("\\t")
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    appendASCII("\\u00")
-                    appendByte(hex[Int(byte >> 4)])
-                    appendByte(hex[Int(byte & 0xF)])
-                }
-                clean = index + 1
-            }
-            appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[clean...])))
+        if value.utf8.withContiguousStorageIfAvailable({ jsonEscaped($0) }) == nil {
+            var copy = value
+            copy.withUTF8 { jsonEscaped($0) }
         }
         appendByte(0x22)
+    }
+
+    /// Appends `bytes` escaped for a JSON string; the runs between escapes, found sixteen bytes at a time
+    /// (`CByteScan`), are copied whole.
+    private func jsonEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        var clean = 0
+        var index = feedingest_bytescan_json_escape(base, 0, count)
+        while index < count {
+            appendBytes(UnsafeRawBufferPointer(start: base + clean, count: index - clean))
+            let byte = base[index]
+            switch byte {
+            case 0x22: appendASCII("\\\"")
+            case 0x5C: appendASCII("\\\\")
+            case 0x0A: appendASCII("\\n")
+            case 0x0D: appendASCII("\\r")
+            case 0x09: appendASCII("\\t")
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                appendASCII("\\u00")
+                appendByte(hex.utf8Start[Int(byte >> 4)])
+                appendByte(hex.utf8Start[Int(byte & 0xF)])
+            }
+            clean = index + 1
+            index = feedingest_bytescan_json_escape(base, clean, count)
+        }
+        appendBytes(UnsafeRawBufferPointer(start: base + clean, count: count - clean))
     }
 
     private func jsonNumber(_ value: Int64) { appendUTF8(String(value)) }
