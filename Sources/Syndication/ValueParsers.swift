@@ -11,7 +11,10 @@ enum ValueParsers {
     /// if it looks like one, so `<p>Name</p>` stays a name.
     static func rssPerson(_ text: String) -> Person {
         // Most are a plain name: no parenthesis, angle bracket or @ (a byte scan, no Character work).
-        if !text.utf8.contains(where: { $0 == 0x28 || $0 == 0x3C || $0 == 0x40 }) { return Person(name: text) }
+        let isPlain = text.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { $0 == 0x28 || $0 == 0x3C || $0 == 0x40 }
+        } ?? !text.utf8.contains { $0 == 0x28 || $0 == 0x3C || $0 == 0x40 }
+        if isPlain { return Person(name: text) }
         func isAddress(_ part: String) -> Bool {
             part.utf8.contains(0x40) && !part.utf8.contains(0x20) && !part.utf8.contains(0x3C)  // @, no space, no <
         }
