@@ -205,6 +205,9 @@ extension XMLPushParser {
 final class DelegateTarget {
     let delegate: any ExpatXMLParserDelegate
     let owner: ExpatXMLParser
+    /// The attributes of an element reported without any, borrowed from here: a dictionary made per event is
+    /// released after it.
+    let noAttributes: [String: String] = [:]
 
     init(delegate: any ExpatXMLParserDelegate, owner: ExpatXMLParser) {
         self.delegate = delegate
@@ -234,8 +237,11 @@ final class StringEventAdapter: XMLEventHandler {
         /// delegate.
         var target: Unmanaged<DelegateTarget>?
         var names: NameTable
-        /// The open elements' names, so an end tag costs no lookup.
-        var open: [OpenElement] = []
+        /// The open elements' names, so an end tag costs no lookup: a stack in memory of its own, which
+        /// needs no uniqueness check per push and pop as an array in this struct does.
+        var open: UnsafeMutablePointer<OpenElement> = .allocate(capacity: 64)
+        var openCount = 0
+        var openCapacity = 64
         /// White-space-only text nodes up to 64 bytes: the indentation between elements repeats, and a
         /// handful of distinct ones cover a document.
         var whitespace = InternTable<InternedText>(slots: 64)
@@ -249,7 +255,8 @@ final class StringEventAdapter: XMLEventHandler {
     }
 
     deinit {
-        for element in state.pointee.open where element.owned { element.name.release() }
+        for index in 0..<state.pointee.openCount where state.pointee.open[index].owned { state.pointee.open[index].name.release() }
+        state.pointee.open.deallocate()
         state.pointee.names.deallocate()
         state.pointee.whitespace.deallocate()
         state.deinitialize(count: 1)
@@ -271,20 +278,31 @@ final class StringEventAdapter: XMLEventHandler {
 
     func startElement(_ name: XMLName, attributes: XMLAttributes) {
         let element = state.pointee.names.intern(name)
-        state.pointee.open.append(element)
+        if state.pointee.openCount == state.pointee.openCapacity { growOpen() }
+        (state.pointee.open + state.pointee.openCount).initialize(to: element)
+        state.pointee.openCount += 1
         guard let target = state.pointee.target else { return }
         target._withUnsafeGuaranteedRef { target in
             element.name._withUnsafeGuaranteedRef { element in
                 if attributes.isEmpty
                     || !target.delegate.shouldProcessAttributes(forElement: element.localName, namespaceURI: element.namespaceArgument) {
                     target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
-                                           qualifiedName: element.qualifiedArgument, attributes: [:])
+                                           qualifiedName: element.qualifiedArgument, attributes: target.noAttributes)
                 } else {
                     target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
                                            qualifiedName: element.qualifiedArgument, attributes: dictionary(attributes))
                 }
             }
         }
+    }
+
+    @inline(never) private func growOpen() {
+        let capacity = state.pointee.openCapacity * 2
+        let grown = UnsafeMutablePointer<OpenElement>.allocate(capacity: capacity)
+        grown.moveInitialize(from: state.pointee.open, count: state.pointee.openCount)
+        state.pointee.open.deallocate()
+        state.pointee.open = grown
+        state.pointee.openCapacity = capacity
     }
 
     /// The attributes keyed by qualified name, the names interned like the elements'.
@@ -299,7 +317,13 @@ final class StringEventAdapter: XMLEventHandler {
     }
 
     func endElement(_ name: XMLName) {
-        let element = state.pointee.open.popLast() ?? state.pointee.names.intern(name)
+        let element: OpenElement
+        if state.pointee.openCount > 0 {
+            state.pointee.openCount -= 1
+            element = state.pointee.open[state.pointee.openCount]
+        } else {
+            element = state.pointee.names.intern(name)
+        }
         defer { if element.owned { element.name.release() } }
         guard let target = state.pointee.target else { return }
         target._withUnsafeGuaranteedRef { target in
@@ -316,12 +340,12 @@ final class StringEventAdapter: XMLEventHandler {
             guard text.count <= 64 && text.isWhitespace else {
                 return target.delegate.parser(target.owner, foundCharacters: text.string)
             }
-            let hash = InternTable<InternedText>.hash(text.buffer)
-            if let cached = state.pointee.whitespace.lookup(text.buffer, hash: hash) {
+            let summary = InternTable<InternedText>.Summary(text.buffer)
+            if let cached = state.pointee.whitespace.lookup(text.buffer, summary) {
                 return cached._withUnsafeGuaranteedRef { target.delegate.parser(target.owner, foundCharacters: $0.string) }
             }
             let made = InternedText(string: text.string)
-            _ = state.pointee.whitespace.insert(text.buffer, hash: hash, made)
+            _ = state.pointee.whitespace.insert(text.buffer, summary, made)
             target.delegate.parser(target.owner, foundCharacters: made.string)
         }
     }
@@ -387,10 +411,10 @@ struct NameTable {
     /// The name's strings; `owned` when the table is full and the caller holds the only reference, to release.
     mutating func intern(_ name: XMLName) -> StringEventAdapter.OpenElement {
         let raw = name.raw.buffer
-        let hash = InternTable<InternedName>.hash(raw)
-        if let found = table.lookup(raw, hash: hash) { return .init(name: found, owned: false) }
+        let summary = InternTable<InternedName>.Summary(raw)
+        if let found = table.lookup(raw, summary) { return .init(name: found, owned: false) }
         let made = InternedName(name, processesNamespaces: processesNamespaces)
-        if table.insert(raw, hash: hash, made) { return .init(name: .passUnretained(made), owned: false) }
+        if table.insert(raw, summary, made) { return .init(name: .passUnretained(made), owned: false) }
         return .init(name: .passRetained(made), owned: true)
     }
 
@@ -400,14 +424,52 @@ struct NameTable {
 /// An open-addressing table from byte strings to objects it keeps alive, all in memory of its own: its slots
 /// are plain values, so a lookup retains nothing. Call ``deallocate()`` once, when done.
 ///
-/// The hash reads the length and the first and last eight bytes, not every byte: keys that share
-/// those are told apart by `memcmp` while probing. Bounded: past half the slots, nothing more is kept,
-/// so a document of endless distinct names cannot grow it.
+/// A key is summed up by its length and two words that hold all of its bytes when it has at most 16 (the first
+/// and last eight, overlapping, or fewer for short keys): for such keys, equal summaries are equal bytes, and
+/// only longer ones are compared with `memcmp`. Bounded: past half the slots, nothing more is kept, so a
+/// document of endless distinct names cannot grow it.
 struct InternTable<Value: AnyObject> {
+    /// A key's length and leading and trailing bytes, and its hash.
+    struct Summary {
+        let head: UInt64
+        let tail: UInt64
+        let count: Int
+        let hash: Int
+
+        @inline(__always) init(_ key: UnsafeBufferPointer<UInt8>) {
+            let count = key.count
+            let bytes = UnsafeRawPointer(key.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+            if count >= 8 {
+                head = bytes.loadUnaligned(as: UInt64.self)
+                tail = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            } else if count >= 4 {
+                // Two four-byte words, overlapping when fewer than eight: with the length they fix every byte.
+                head = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                    | UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+                tail = 0
+            } else if count > 0 {
+                // The first, middle and last bytes are all the bytes of a key of one to three.
+                let first = UInt64(bytes.load(as: UInt8.self))
+                let middle = UInt64(bytes.load(fromByteOffset: count >> 1, as: UInt8.self))
+                let last = UInt64(bytes.load(fromByteOffset: count - 1, as: UInt8.self))
+                head = first | middle << 8 | last << 16
+                tail = 0
+            } else {
+                head = 0
+                tail = 0
+            }
+            self.count = count
+            var mixed = (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(count)) &* 0xBF58_476D_1CE4_E5B9
+            mixed ^= mixed >> 31
+            hash = Int(truncatingIfNeeded: mixed)
+        }
+    }
+
     private struct Slot {
-        var hash: Int
-        var key: UnsafeMutablePointer<UInt8>
+        var head: UInt64
+        var tail: UInt64
         var count: Int
+        var key: UnsafeMutablePointer<UInt8>
         var value: Unmanaged<Value>?
     }
 
@@ -418,7 +480,8 @@ struct InternTable<Value: AnyObject> {
     /// `slots` must be a power of two.
     init(slots: Int) {
         self.slots = .allocate(capacity: slots)
-        self.slots.initialize(repeating: Slot(hash: 0, key: UnsafeMutablePointer(bitPattern: 1)!, count: 0, value: nil), count: slots)
+        self.slots.initialize(repeating: Slot(head: 0, tail: 0, count: 0, key: UnsafeMutablePointer(bitPattern: 1)!, value: nil),
+                              count: slots)
         mask = slots - 1
     }
 
@@ -432,11 +495,11 @@ struct InternTable<Value: AnyObject> {
     }
 
     /// The value kept for these bytes, borrowed from the table.
-    @inline(__always) func lookup(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> Unmanaged<Value>? {
-        var index = hash & mask
+    @inline(__always) func lookup(_ key: UnsafeBufferPointer<UInt8>, _ summary: Summary) -> Unmanaged<Value>? {
+        var index = summary.hash & mask
         while let value = slots[index].value {
-            if slots[index].hash == hash && slots[index].count == key.count
-                && (key.isEmpty || memcmp(slots[index].key, key.baseAddress!, key.count) == 0) {
+            if slots[index].head == summary.head && slots[index].tail == summary.tail && slots[index].count == summary.count
+                && (summary.count <= 16 || memcmp(slots[index].key, key.baseAddress!, summary.count) == 0) {
                 return value
             }
             index = (index + 1) & mask
@@ -445,28 +508,14 @@ struct InternTable<Value: AnyObject> {
     }
 
     /// Keeps `value` for bytes not in the table, unless it is half full; whether it was kept.
-    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, hash: Int, _ value: Value) -> Bool {
+    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ summary: Summary, _ value: Value) -> Bool {
         guard count < (mask + 1) / 2 else { return false }
-        var index = hash & mask
+        var index = summary.hash & mask
         while slots[index].value != nil { index = (index + 1) & mask }
         let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
         if let base = key.baseAddress { copy.initialize(from: base, count: key.count) }
-        slots[index] = Slot(hash: hash, key: copy, count: key.count, value: .passRetained(value))
+        slots[index] = Slot(head: summary.head, tail: summary.tail, count: summary.count, key: copy, value: .passRetained(value))
         count += 1
         return true
-    }
-
-    @inline(__always) static func hash(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
-        var head: UInt64 = 0
-        var tail: UInt64 = 0
-        if raw.count >= 8 {
-            head = UnsafeRawPointer(raw.baseAddress!).loadUnaligned(as: UInt64.self)
-            tail = UnsafeRawPointer(raw.baseAddress! + raw.count - 8).loadUnaligned(as: UInt64.self)
-        } else {
-            for byte in raw { head = head << 8 | UInt64(byte) }
-        }
-        var mixed = (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(raw.count)) &* 0xBF58_476D_1CE4_E5B9
-        mixed ^= mixed >> 31
-        return Int(truncatingIfNeeded: mixed)
     }
 }
