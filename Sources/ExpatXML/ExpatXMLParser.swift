@@ -79,7 +79,6 @@ public final class ExpatXMLParser {
     public init(configuration: ExpatXMLConfiguration = .init(), source: String? = nil) {
         adapter = StringEventAdapter(processesNamespaces: configuration.processesNamespaces)
         core = XMLPushParser(handler: adapter, configuration: configuration, source: source)
-        adapter.owner = self
     }
 
     /// The configuration in use.
@@ -98,26 +97,17 @@ public final class ExpatXMLParser {
 
     /// Parses the next bytes of the document; any split gives the same events.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(ExpatXMLError) {
-        let delegate = self.delegate  // one weak load per call, not per event; held until the call returns
-        adapter.delegate = delegate
-        defer { adapter.delegate = nil }
-        do { try withExtendedLifetime(delegate) { () throws(ExpatXMLError) in try core.parse(bytes) } } catch { throw report(error) }
+        try delivering { () throws(ExpatXMLError) in try core.parse(bytes) }
     }
 
     /// Parses the next bytes of the document, from `Data`, `[UInt8]` or any contiguous storage.
     public func parse(_ bytes: some ContiguousBytes) throws(ExpatXMLError) {
-        let delegate = self.delegate  // one weak load per call, not per event; held until the call returns
-        adapter.delegate = delegate
-        defer { adapter.delegate = nil }
-        do { try withExtendedLifetime(delegate) { () throws(ExpatXMLError) in try core.parse(bytes) } } catch { throw report(error) }
+        try delivering { () throws(ExpatXMLError) in try core.parse(bytes) }
     }
 
     /// Ends the document: checks that it is complete and reports the end.
     public func finish() throws(ExpatXMLError) {
-        let delegate = self.delegate  // one weak load per call, not per event; held until the call returns
-        adapter.delegate = delegate
-        defer { adapter.delegate = nil }
-        do { try withExtendedLifetime(delegate) { () throws(ExpatXMLError) in try core.finish() } } catch { throw report(error) }
+        try delivering { () throws(ExpatXMLError) in try core.finish() }
     }
 
     /// Parses a whole document held in memory, then finishes.
@@ -129,18 +119,21 @@ public final class ExpatXMLParser {
     /// Parses a file, reading it in chunks so memory stays flat, then finishes.
     public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(ExpatXMLError) {
         if source == nil { source = path }
-        let delegate = self.delegate
-        adapter.delegate = delegate
-        defer {
-            adapter.delegate = nil
-            withExtendedLifetime(delegate) {}
-        }
-        do {
+        try delivering { () throws(ExpatXMLError) in
             try FileChunks.read(path: path, chunkSize: chunkSize) { (chunk) throws(ExpatXMLError) in try core.parse(chunk) }
             try core.finish()
-        } catch {
-            throw report(error)
         }
+    }
+
+    /// Runs one `parse` or `finish` call with the delegate loaded once (one weak load per call, not per event) and
+    /// held strongly, with this parser, by a ``DelegateTarget`` that lives until the call returns. The adapter
+    /// reaches it unretained: an event then costs no reference counting of the delegate or the parser.
+    @inline(__always) private func delivering(_ body: () throws(ExpatXMLError) -> Void) throws(ExpatXMLError) {
+        let target = delegate.map { DelegateTarget(delegate: $0, owner: self) }
+        let previous = adapter.target  // restored, not cleared, should a callback ever run a call of its own
+        adapter.target = target.map { Unmanaged.passUnretained($0) }
+        defer { adapter.target = previous }
+        do { try withExtendedLifetime(target) { () throws(ExpatXMLError) in try body() } } catch { throw report(error) }
     }
 
     /// Whether text is reported through ``ExpatXMLParserDelegate/parser(_:foundCharacters:)-7ztth``. Default `true`.
@@ -207,170 +200,322 @@ extension XMLPushParser {
     }
 }
 
+/// What one `parse` or `finish` call delivers its events to: the delegate and the parser, both held strongly
+/// until the call returns.
+final class DelegateTarget {
+    let delegate: any ExpatXMLParserDelegate
+    let owner: ExpatXMLParser
+    /// The attributes of an element reported without any, borrowed from here: a dictionary made per event is
+    /// released after it.
+    let noAttributes: [String: String] = [:]
+
+    init(delegate: any ExpatXMLParserDelegate, owner: ExpatXMLParser) {
+        self.delegate = delegate
+        self.owner = owner
+    }
+}
+
 /// Turns byte events into the delegate's strings, interning names and short white-space text.
 ///
 /// Its mutable state lives in a struct behind a pointer, as the parser's does: the per-event work then
 /// pays no dynamic exclusivity check on class properties (measured: ~10% of the String API's instructions).
+/// Everything an event reads that is a reference (the call's ``DelegateTarget``, interned names, cached white
+/// space) is reached through `Unmanaged` and borrowed for the callback, so an event does no reference counting
+/// of its own: a value loaded from memory before a call into the delegate would otherwise be retained and
+/// released around it, and the delegate's count, with a weak reference to it, lives in a side table where both
+/// take the slow path (measured: ~25% of the String API's instructions with the strings' counts).
 final class StringEventAdapter: XMLEventHandler {
+    /// An open element's interned name; `owned` when the name table was full and this element holds its only
+    /// reference, released at the end tag.
+    struct OpenElement {
+        let name: Unmanaged<InternedName>
+        let owned: Bool
+    }
+
     struct State {
-        unowned(unsafe) var owner: ExpatXMLParser?
-        /// The delegate, set only while a `parse` or `finish` call runs, which holds it strongly. Unowned here: a
-        /// delegate is usually referenced weakly too (by ``ExpatXMLParser/delegate``), which moves its reference
-        /// count to a side table where every retain and release takes the slow path; with a strong reference
-        /// here each event paid that twice (measured: ~9% of the String API's instructions).
-        unowned(unsafe) var delegate: (any ExpatXMLParserDelegate)?
-        var names = NameTable()
-        /// The open elements' names, so an end tag costs no lookup.
-        var open: [InternedName] = []
+        /// The target of the `parse` or `finish` call that runs, which holds it; `nil` between calls and without a
+        /// delegate.
+        var target: Unmanaged<DelegateTarget>?
+        var names: NameTable
+        /// The open elements' names, so an end tag costs no lookup: a stack in memory of its own, which
+        /// needs no uniqueness check per push and pop as an array in this struct does.
+        var open: UnsafeMutablePointer<OpenElement> = .allocate(capacity: 64)
+        var openCount = 0
+        var openCapacity = 64
         /// White-space-only text nodes up to 64 bytes: the indentation between elements repeats, and a
-        /// handful of distinct ones cover a document. Compared by length and `memcmp`, no allocation.
-        var whitespace: [(bytes: [UInt8], string: String)] = []
+        /// handful of distinct ones cover a document.
+        var whitespace = InternTable<InternedText>(slots: 64)
     }
 
     private let state: UnsafeMutablePointer<State>
-    private let processesNamespaces: Bool
 
     init(processesNamespaces: Bool) {
-        self.processesNamespaces = processesNamespaces
         state = .allocate(capacity: 1)
-        state.initialize(to: State())
+        state.initialize(to: State(names: NameTable(processesNamespaces: processesNamespaces)))
     }
 
     deinit {
+        for index in 0..<state.pointee.openCount where state.pointee.open[index].owned { state.pointee.open[index].name.release() }
+        state.pointee.open.deallocate()
+        state.pointee.names.deallocate()
+        state.pointee.whitespace.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
     }
 
-    var owner: ExpatXMLParser {
-        get { state.pointee.owner! }
-        set { state.pointee.owner = newValue }
-    }
-
-    var delegate: (any ExpatXMLParserDelegate)? {
-        get { state.pointee.delegate }
-        set { state.pointee.delegate = newValue }
+    var target: Unmanaged<DelegateTarget>? {
+        get { state.pointee.target }
+        set { state.pointee.target = newValue }
     }
 
     func startDocument() {
-        state.pointee.delegate?.parserDidStartDocument(owner)
+        state.pointee.target?._withUnsafeGuaranteedRef { $0.delegate.parserDidStartDocument($0.owner) }
     }
 
     func endDocument() {
-        state.pointee.delegate?.parserDidEndDocument(owner)
+        state.pointee.target?._withUnsafeGuaranteedRef { $0.delegate.parserDidEndDocument($0.owner) }
     }
 
     func startElement(_ name: XMLName, attributes: XMLAttributes) {
         let element = state.pointee.names.intern(name)
-        state.pointee.open.append(element)
-        guard let delegate = state.pointee.delegate else { return }
-        let uri = processesNamespaces ? element.namespaceURI : nil
-        var dictionary: [String: String] = [:]
-        if !attributes.isEmpty && delegate.shouldProcessAttributes(forElement: element.localName, namespaceURI: uri) {
-            for attribute in attributes {
-                dictionary[state.pointee.names.intern(attribute.name).qualifiedName] = attribute.value.string
+        if state.pointee.openCount == state.pointee.openCapacity { growOpen() }
+        (state.pointee.open + state.pointee.openCount).initialize(to: element)
+        state.pointee.openCount += 1
+        guard let target = state.pointee.target else { return }
+        target._withUnsafeGuaranteedRef { target in
+            element.name._withUnsafeGuaranteedRef { element in
+                if attributes.isEmpty
+                    || !target.delegate.shouldProcessAttributes(forElement: element.localName, namespaceURI: element.namespaceArgument) {
+                    target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
+                                           qualifiedName: element.qualifiedArgument, attributes: target.noAttributes)
+                } else {
+                    target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
+                                           qualifiedName: element.qualifiedArgument, attributes: dictionary(attributes))
+                }
             }
         }
-        delegate.parser(owner, didStartElement: element.localName, namespaceURI: uri,
-                        qualifiedName: processesNamespaces ? element.qualifiedName : nil, attributes: dictionary)
+    }
+
+    @inline(never) private func growOpen() {
+        let capacity = state.pointee.openCapacity * 2
+        let grown = UnsafeMutablePointer<OpenElement>.allocate(capacity: capacity)
+        grown.moveInitialize(from: state.pointee.open, count: state.pointee.openCount)
+        state.pointee.open.deallocate()
+        state.pointee.open = grown
+        state.pointee.openCapacity = capacity
+    }
+
+    /// The attributes keyed by qualified name, the names interned like the elements'.
+    private func dictionary(_ attributes: XMLAttributes) -> [String: String] {
+        var dictionary: [String: String] = [:]
+        for attribute in attributes {
+            let name = state.pointee.names.intern(attribute.name)
+            dictionary[name.name._withUnsafeGuaranteedRef { $0.qualifiedName }] = attribute.value.string
+            if name.owned { name.name.release() }
+        }
+        return dictionary
     }
 
     func endElement(_ name: XMLName) {
-        let element = state.pointee.open.popLast() ?? state.pointee.names.intern(name)
-        guard let delegate = state.pointee.delegate else { return }
-        delegate.parser(owner, didEndElement: element.localName, namespaceURI: processesNamespaces ? element.namespaceURI : nil,
-                        qualifiedName: processesNamespaces ? element.qualifiedName : nil)
+        let element: OpenElement
+        if state.pointee.openCount > 0 {
+            state.pointee.openCount -= 1
+            element = state.pointee.open[state.pointee.openCount]
+        } else {
+            element = state.pointee.names.intern(name)
+        }
+        defer { if element.owned { element.name.release() } }
+        guard let target = state.pointee.target else { return }
+        target._withUnsafeGuaranteedRef { target in
+            element.name._withUnsafeGuaranteedRef { element in
+                target.delegate.parser(target.owner, didEndElement: element.localName, namespaceURI: element.namespaceArgument,
+                                       qualifiedName: element.qualifiedArgument)
+            }
+        }
     }
 
     func text(_ text: XMLBytes) {
-        guard let delegate = state.pointee.delegate else { return }
-        if text.count <= 64 && text.isWhitespace {
-            for entry in state.pointee.whitespace where entry.bytes.count == text.count
-                && entry.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, text.buffer.baseAddress!, text.count) }) == 0 {
-                return delegate.parser(owner, foundCharacters: entry.string)
+        guard let target = state.pointee.target else { return }
+        target._withUnsafeGuaranteedRef { target in
+            guard text.count <= 64 && text.isWhitespace else {
+                return target.delegate.parser(target.owner, foundCharacters: text.string)
             }
-            let string = text.string
-            if state.pointee.whitespace.count < 32 { state.pointee.whitespace.append((Array(text.buffer), string)) }
-            return delegate.parser(owner, foundCharacters: string)
+            let summary = InternTable<InternedText>.Summary(text.buffer)
+            if let cached = state.pointee.whitespace.lookup(text.buffer, summary) {
+                return cached._withUnsafeGuaranteedRef { target.delegate.parser(target.owner, foundCharacters: $0.string) }
+            }
+            let made = InternedText(string: text.string)
+            _ = state.pointee.whitespace.insert(text.buffer, summary, made)
+            target.delegate.parser(target.owner, foundCharacters: made.string)
         }
-        delegate.parser(owner, foundCharacters: text.string)
     }
 
     func cdata(_ text: XMLBytes) {
-        state.pointee.delegate?.parser(owner, foundCDATA: Data(text.buffer))
+        state.pointee.target?._withUnsafeGuaranteedRef { $0.delegate.parser($0.owner, foundCDATA: Data(text.buffer)) }
     }
 
     func startPrefixMapping(prefix: XMLBytes, namespaceURI: XMLBytes) {
-        state.pointee.delegate?.parser(owner, didStartMappingPrefix: prefix.string, toURI: namespaceURI.string)
+        state.pointee.target?._withUnsafeGuaranteedRef {
+            $0.delegate.parser($0.owner, didStartMappingPrefix: prefix.string, toURI: namespaceURI.string)
+        }
     }
 
     func endPrefixMapping(prefix: XMLBytes) {
-        state.pointee.delegate?.parser(owner, didEndMappingPrefix: prefix.string)
+        state.pointee.target?._withUnsafeGuaranteedRef { $0.delegate.parser($0.owner, didEndMappingPrefix: prefix.string) }
     }
 
     func comment(_ text: XMLBytes) {
-        state.pointee.delegate?.parser(owner, foundComment: text.string)
+        state.pointee.target?._withUnsafeGuaranteedRef { $0.delegate.parser($0.owner, foundComment: text.string) }
     }
 
     func processingInstruction(target: XMLBytes, data: XMLBytes) {
-        state.pointee.delegate?.parser(owner, foundProcessingInstructionWithTarget: target.string, data: data.string)
+        state.pointee.target?._withUnsafeGuaranteedRef {
+            $0.delegate.parser($0.owner, foundProcessingInstructionWithTarget: target.string, data: data.string)
+        }
     }
 }
 
-/// The strings of one interned name.
-struct InternedName {
+/// The strings of one interned name, as the delegate is handed them.
+final class InternedName {
     let localName: String
-    let namespaceURI: String
+    /// The qualified name as written, the attribute dictionaries' key.
     let qualifiedName: String
+    /// The `namespaceURI` argument: the namespace (empty for none) with namespace processing, else `nil`.
+    let namespaceArgument: String?
+    /// The `qualifiedName` argument: the name as written with namespace processing, else `nil`.
+    let qualifiedArgument: String?
+
+    init(_ name: XMLName, processesNamespaces: Bool) {
+        localName = name.localName.string
+        qualifiedName = name.qualifiedName
+        namespaceArgument = processesNamespaces ? name.namespaceURI.string : nil
+        qualifiedArgument = processesNamespaces ? qualifiedName : nil
+    }
 }
 
-/// An open-addressing table from a name's raw bytes (expat's `uri SEP local SEP prefix`) to its strings,
-/// so repeated names allocate nothing.
-///
-/// The hash reads the length and the first and last eight bytes, not every byte: names that share
-/// those are told apart by `memcmp` while probing. Bounded: past half the slots, new names are decoded
-/// but not kept, so a document of endless distinct names cannot grow it.
+/// One cached white-space text node.
+final class InternedText {
+    let string: String
+
+    init(string: String) { self.string = string }
+}
+
+/// Names from their raw bytes (expat's `uri SEP local SEP prefix`) to their strings, so repeated names
+/// allocate nothing and cost no reference counting.
 struct NameTable {
-    private struct Entry {
-        let hash: Int
-        let key: [UInt8]
-        let value: InternedName
+    private var table = InternTable<InternedName>(slots: 1024)
+    private let processesNamespaces: Bool
+
+    init(processesNamespaces: Bool) { self.processesNamespaces = processesNamespaces }
+
+    /// The name's strings; `owned` when the table is full and the caller holds the only reference, to release.
+    mutating func intern(_ name: XMLName) -> StringEventAdapter.OpenElement {
+        let raw = name.raw.buffer
+        let summary = InternTable<InternedName>.Summary(raw)
+        if let found = table.lookup(raw, summary) { return .init(name: found, owned: false) }
+        let made = InternedName(name, processesNamespaces: processesNamespaces)
+        if table.insert(raw, summary, made) { return .init(name: .passUnretained(made), owned: false) }
+        return .init(name: .passRetained(made), owned: true)
     }
 
-    private var slots: [Entry?] = Array(repeating: nil, count: 1024)
+    func deallocate() { table.deallocate() }
+}
+
+/// An open-addressing table from byte strings to objects it keeps alive, all in memory of its own: its slots
+/// are plain values, so a lookup retains nothing. Call ``deallocate()`` once, when done.
+///
+/// A key is summed up by its length and two words that hold all of its bytes when it has at most 16 (the first
+/// and last eight, overlapping, or fewer for short keys): for such keys, equal summaries are equal bytes, and
+/// only longer ones are compared with `memcmp`. Bounded: past half the slots, nothing more is kept, so a
+/// document of endless distinct names cannot grow it.
+struct InternTable<Value: AnyObject> {
+    /// A key's length and leading and trailing bytes, and its hash.
+    struct Summary {
+        let head: UInt64
+        let tail: UInt64
+        let count: Int
+        let hash: Int
+
+        @inline(__always) init(_ key: UnsafeBufferPointer<UInt8>) {
+            let count = key.count
+            let bytes = UnsafeRawPointer(key.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+            if count >= 8 {
+                head = bytes.loadUnaligned(as: UInt64.self)
+                tail = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            } else if count >= 4 {
+                // Two four-byte words, overlapping when fewer than eight: with the length they fix every byte.
+                head = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                    | UInt64(bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+                tail = 0
+            } else if count > 0 {
+                // The first, middle and last bytes are all the bytes of a key of one to three.
+                let first = UInt64(bytes.load(as: UInt8.self))
+                let middle = UInt64(bytes.load(fromByteOffset: count >> 1, as: UInt8.self))
+                let last = UInt64(bytes.load(fromByteOffset: count - 1, as: UInt8.self))
+                head = first | middle << 8 | last << 16
+                tail = 0
+            } else {
+                head = 0
+                tail = 0
+            }
+            self.count = count
+            var mixed = (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(count)) &* 0xBF58_476D_1CE4_E5B9
+            mixed ^= mixed >> 31
+            hash = Int(truncatingIfNeeded: mixed)
+        }
+    }
+
+    private struct Slot {
+        var head: UInt64
+        var tail: UInt64
+        var count: Int
+        var key: UnsafeMutablePointer<UInt8>
+        var value: Unmanaged<Value>?
+    }
+
+    private let slots: UnsafeMutablePointer<Slot>
+    private let mask: Int
     private var count = 0
 
-    mutating func intern(_ name: XMLName) -> InternedName {
-        let raw = name.raw.buffer
-        let hash = Self.hash(raw)
-        let mask = slots.count - 1
-        var index = hash & mask
-        while let entry = slots[index] {
-            if entry.hash == hash && entry.key.count == raw.count
-                && (raw.isEmpty || entry.key.withUnsafeBufferPointer { memcmp($0.baseAddress!, raw.baseAddress!, raw.count) } == 0) {
-                return entry.value
+    /// `slots` must be a power of two.
+    init(slots: Int) {
+        self.slots = .allocate(capacity: slots)
+        self.slots.initialize(repeating: Slot(head: 0, tail: 0, count: 0, key: UnsafeMutablePointer(bitPattern: 1)!, value: nil),
+                              count: slots)
+        mask = slots - 1
+    }
+
+    func deallocate() {
+        for index in 0...mask {
+            guard let value = slots[index].value else { continue }
+            value.release()
+            slots[index].key.deallocate()
+        }
+        slots.deallocate()
+    }
+
+    /// The value kept for these bytes, borrowed from the table.
+    @inline(__always) func lookup(_ key: UnsafeBufferPointer<UInt8>, _ summary: Summary) -> Unmanaged<Value>? {
+        var index = summary.hash & mask
+        while let value = slots[index].value {
+            if slots[index].head == summary.head && slots[index].tail == summary.tail && slots[index].count == summary.count
+                && (summary.count <= 16 || memcmp(slots[index].key, key.baseAddress!, summary.count) == 0) {
+                return value
             }
             index = (index + 1) & mask
         }
-        let value = InternedName(localName: name.localName.string, namespaceURI: name.namespaceURI.string,
-                                 qualifiedName: name.qualifiedName)
-        if count < slots.count / 2 {
-            slots[index] = Entry(hash: hash, key: Array(raw), value: value)
-            count += 1
-        }
-        return value
+        return nil
     }
 
-    @inline(__always) private static func hash(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
-        var head: UInt64 = 0
-        var tail: UInt64 = 0
-        if raw.count >= 8 {
-            head = UnsafeRawPointer(raw.baseAddress!).loadUnaligned(as: UInt64.self)
-            tail = UnsafeRawPointer(raw.baseAddress! + raw.count - 8).loadUnaligned(as: UInt64.self)
-        } else {
-            for byte in raw { head = head << 8 | UInt64(byte) }
-        }
-        var mixed = (head ^ (tail &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(raw.count)) &* 0xBF58_476D_1CE4_E5B9
-        mixed ^= mixed >> 31
-        return Int(truncatingIfNeeded: mixed)
+    /// Keeps `value` for bytes not in the table, unless it is half full; whether it was kept.
+    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, _ summary: Summary, _ value: Value) -> Bool {
+        guard count < (mask + 1) / 2 else { return false }
+        var index = summary.hash & mask
+        while slots[index].value != nil { index = (index + 1) & mask }
+        let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(key.count, 1))
+        if let base = key.baseAddress { copy.initialize(from: base, count: key.count) }
+        slots[index] = Slot(head: summary.head, tail: summary.tail, count: summary.count, key: copy, value: .passRetained(value))
+        count += 1
+        return true
     }
 }
