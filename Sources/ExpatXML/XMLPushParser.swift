@@ -16,6 +16,8 @@ public final class XMLPushParser {
     public let configuration: ExpatXMLConfiguration
     /// Where the events go. The parser keeps it alive.
     public let handler: any XMLEventHandler
+    /// `handler` in a box the callbacks reach unretained (``ParserState/handlerBox``), held here.
+    private let handlerBox: HandlerBox
     /// The input's name (a path or URL), copied into every error.
     public var source: String?
 
@@ -54,6 +56,7 @@ public final class XMLPushParser {
     /// Creates a parser that sends its events to `handler`.
     public init(handler: any XMLEventHandler, configuration: ExpatXMLConfiguration = .init(), source: String? = nil) {
         self.handler = handler
+        handlerBox = HandlerBox(handler)
         self.configuration = configuration
         self.source = source
         let separator: UInt8 = configuration.processesNamespaces ? 0x01 : 0
@@ -61,7 +64,7 @@ public final class XMLPushParser {
         expat = configuration.processesNamespaces ? XML_ParserCreateNS(nil, CChar(bitPattern: separator)) : XML_ParserCreate(nil)
         state = .allocate(capacity: 1)
         state.initialize(to: ParserState(
-            expat: expat, handler: handler, separator: separator,
+            expat: expat, handler: handlerBox, separator: separator,
             maximumDepth: configuration.maximumDepth, maximumTextBytes: configuration.maximumTextNodeBytes,
             separateCDATA: configuration.cdataHandling == .separate))
         // An initialiser that cannot throw keeps a set-up failure for the caller's first parse(_:) or finish().
@@ -579,21 +582,21 @@ public final class XMLPushParser {
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
             ParserState.flushText(state)
-            state.pointee.handler.comment(XMLBytes(cString: text!))
+            state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.comment(XMLBytes(cString: text!)) }
         })
         XML_SetProcessingInstructionHandler(expat, { userData, target, data in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
             ParserState.flushText(state)
-            state.pointee.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!))
+            state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.processingInstruction(target: XMLBytes(cString: target!), data: XMLBytes(cString: data!)) }
         })
         // expat.h: XML_SetStartDoctypeDeclHandler; the identifiers are NULL when absent.
         XML_SetStartDoctypeDeclHandler(expat, { userData, name, systemID, publicID, _ in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
             guard state.pointee.pendingError == nil else { return }
             ParserState.flushText(state)
-            state.pointee.handler.startDoctype(name: XMLBytes(cString: name), systemID: XMLBytes(cString: systemID),
-                                               publicID: XMLBytes(cString: publicID))
+            state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.startDoctype(name: XMLBytes(cString: name), systemID: XMLBytes(cString: systemID),
+                                               publicID: XMLBytes(cString: publicID)) }
         })
         if configuration.cdataHandling == .separate {
             XML_SetCdataSectionHandler(expat, { userData in
@@ -609,7 +612,7 @@ public final class XMLPushParser {
                 let text = state.pointee.text
                 let count = state.pointee.textCount
                 state.pointee.textCount = 0
-                state.pointee.handler.cdata(XMLBytes(UnsafeBufferPointer(start: text, count: count)))
+                state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.cdata(XMLBytes(UnsafeBufferPointer(start: text, count: count))) }
             })
         }
         if configuration.processesNamespaces {
@@ -618,13 +621,13 @@ public final class XMLPushParser {
                 guard state.pointee.pendingError == nil else { return }
                 if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: true) { return }
                 ParserState.flushText(state)
-                state.pointee.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri))
+                state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri)) }
             }, { userData, prefix in
                 let state = userData!.assumingMemoryBound(to: ParserState.self)
                 guard state.pointee.pendingError == nil else { return }
                 if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: false) { return }
                 ParserState.flushText(state)
-                state.pointee.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix))
+                state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix)) }
             })
         }
         // Refuse every external entity: count it and go on without loading anything.
@@ -667,9 +670,18 @@ struct PendingError {
 }
 
 /// Everything the C callbacks touch, in one struct behind a pointer: no class property, no exclusivity check.
+/// The parser's handler in a final class, so the C callbacks can borrow it: calling through an `unowned(unsafe)`
+/// existential retained and released the handler on every event (issue 18: ~27 M instructions of `feedingest parse`).
+final class HandlerBox {
+    let handler: any XMLEventHandler
+    init(_ handler: any XMLEventHandler) { self.handler = handler }
+}
+
 struct ParserState {
     let expat: XML_Parser?
-    unowned(unsafe) let handler: any XMLEventHandler
+    /// The handler, reached without a reference count per event (`handlerBox._withUnsafeGuaranteedRef { $0.handler… }`);
+    /// the parser holds the box.
+    let handlerBox: Unmanaged<HandlerBox>
     let separator: UInt8
     let maximumDepth: Int
     let maximumTextBytes: Int
@@ -696,10 +708,10 @@ struct ParserState {
     var usedInjectedPrefixes: UInt64 = 0
     var pendingError: PendingError?
 
-    init(expat: XML_Parser?, handler: any XMLEventHandler, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
+    init(expat: XML_Parser?, handler: HandlerBox, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
          separateCDATA: Bool) {
         self.expat = expat
-        self.handler = handler
+        handlerBox = .passUnretained(handler)
         self.separator = separator
         self.maximumDepth = maximumDepth
         self.maximumTextBytes = maximumTextBytes
@@ -717,7 +729,7 @@ struct ParserState {
         if state.pointee.textOverflow { return failTextTooLarge(state) }
         let count = state.pointee.textCount
         state.pointee.textCount = 0
-        state.pointee.handler.text(XMLBytes(UnsafeBufferPointer(start: state.pointee.text, count: count)))
+        state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.text(XMLBytes(UnsafeBufferPointer(start: state.pointee.text, count: count))) }
     }
 
     static func failTextTooLarge(_ state: UnsafeMutablePointer<ParserState>) {
@@ -743,7 +755,7 @@ struct ParserState {
         let index = state.pointee.depth - 1
         if index >= state.pointee.openNamesCapacity { growOpenNames(state) }
         (state.pointee.openNames + index).initialize(to: split)
-        state.pointee.handler.startElement(split, attributes: XMLAttributes(pairs: UnsafePointer(attributes), separator: separator))
+        state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.startElement(split, attributes: XMLAttributes(pairs: UnsafePointer(attributes), separator: separator)) }
     }
 
     @inline(never) static func growOpenNames(_ state: UnsafeMutablePointer<ParserState>) {
@@ -762,9 +774,9 @@ struct ParserState {
         state.pointee.depth -= 1
         if index >= 0 && index < state.pointee.openNamesCapacity,
            case let open = state.pointee.openNames[index], open.raw.buffer.baseAddress == UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self) {
-            state.pointee.handler.endElement(open)
+            state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.endElement(open) }
         } else {
-            state.pointee.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator))
+            state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.endElement(XMLName(expatName: name, separator: state.pointee.separator)) }
         }
     }
 
