@@ -180,31 +180,29 @@ package final class ArticleRow {
     }
 
     private func text(_ column: Column, _ value: String?) {
-        guard let value else {
-            append32(UInt32.max)
-            spans[column.rawValue] = (0, -1)
-            return
-        }
+        guard var value else { return absent(column) }
+        value.withUTF8 { text(column, UnsafeRawBufferPointer($0)) }
+    }
+
+    private func text(_ column: Column, _ value: [UInt8]?) {
+        guard let value else { return absent(column) }
+        value.withUnsafeBytes { text(column, $0) }
+    }
+
+    /// A column's bytes, after their length (32 bits, little-endian).
+    private func text(_ column: Column, _ bytes: UnsafeRawBufferPointer) {
         let lengthAt = count
         append32(0)
         let start = count
-        appendUTF8(value)
+        appendBytes(bytes)
         base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
         spans[column.rawValue] = (start, count - start)
     }
 
-    private func text(_ column: Column, _ value: [UInt8]?) {
-        guard let value else {
-            append32(UInt32.max)
-            spans[column.rawValue] = (0, -1)
-            return
-        }
-        let lengthAt = count
-        append32(0)
-        let start = count
-        value.withUnsafeBytes { appendBytes($0) }
-        base.storeBytes(of: UInt32(truncatingIfNeeded: count - start).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
-        spans[column.rawValue] = (start, count - start)
+    /// An absent column (NULL): the length 0xFFFFFFFF.
+    private func absent(_ column: Column) {
+        append32(UInt32.max)
+        spans[column.rawValue] = (0, -1)
     }
 
     private func date(_ value: Date?) {

@@ -9,6 +9,17 @@
 #include <emmintrin.h>
 #endif
 
+/// Eight bytes as one word, the first in the lowest byte whatever the machine's byte order (the SWAR loops need the
+/// lowest mark to be the first byte).
+static inline uint64_t feedingest_bytescan_word(const uint8_t *bytes) {
+    uint64_t word;
+    __builtin_memcpy(&word, bytes, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    word = __builtin_bswap64(word);
+#endif
+    return word;
+}
+
 /// Whether `byte` stops the scan: `a`, `b` or `c`, a C0 control other than tab, line feed and carriage return,
 /// or, when `high`, a byte above 0x7F. The byte-at-a-time definition the wide loops below must agree with.
 static inline int feedingest_bytescan_stops(uint8_t byte, uint8_t a, uint8_t b, uint8_t c, int high) {
@@ -42,11 +53,7 @@ static inline ptrdiff_t feedingest_bytescan_find(const uint8_t *bytes, ptrdiff_t
     // feed and carriage return are marked too, and stepped over one at a time.
     const uint64_t ones = 0x0101010101010101ull, highBits = 0x8080808080808080ull;
     while (index + 8 <= count) {
-        uint64_t word;
-        __builtin_memcpy(&word, bytes + index, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        word = __builtin_bswap64(word);
-#endif
+        const uint64_t word = feedingest_bytescan_word(bytes + index);
         const uint64_t xa = word ^ (ones * a), xb = word ^ (ones * b), xc = word ^ (ones * c);
         uint64_t marks = ((word - ones * 0x20) & ~word) | ((xa - ones) & ~xa) | ((xb - ones) & ~xb) | ((xc - ones) & ~xc);
         if (high) marks |= word;
@@ -82,11 +89,7 @@ static inline ptrdiff_t feedingest_bytescan_json_escape(const uint8_t *bytes, pt
     // truly marked one, so the lowest mark is exact.
     const uint64_t ones = 0x0101010101010101ull, highBits = 0x8080808080808080ull;
     while (index + 8 <= count) {
-        uint64_t word;
-        __builtin_memcpy(&word, bytes + index, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        word = __builtin_bswap64(word);
-#endif
+        const uint64_t word = feedingest_bytescan_word(bytes + index);
         const uint64_t xq = word ^ (ones * 0x22), xb = word ^ (ones * 0x5C);
         const uint64_t marks = (((word - ones * 0x20) & ~word) | ((xq - ones) & ~xq) | ((xb - ones) & ~xb)) & highBits;
         if (marks != 0) return index + (__builtin_ctzll(marks) >> 3);
