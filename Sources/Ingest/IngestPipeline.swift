@@ -110,14 +110,23 @@ public final class IngestPipeline: Sendable {
             }
         }
         // A commit's articles go to the queue in one block: a block per article was an allocation, a hand-off and often a
-        // wake-up of the queue's thread each (issue 18). Each event still takes its own slot.
+        // wake-up of the queue's thread each (issue 18). Each event still takes its own slot. A block's slots are taken
+        // by one emitter at a time, and a block has at most all the slots: two store threads each holding part of the
+        // slots they need, or one needing more than there are, would wait for ever (nothing queued would free them).
+        let acquiring = DispatchSemaphore(value: 1)
         let emitAll: @Sendable ([IngestEvent]) -> Void = { events in
-            guard !events.isEmpty else { return }
-            for _ in events { slots.wait() }
-            queue.async {
-                for event in events {
-                    for observer in observers { observer.ingest(event) }
-                    slots.signal()
+            var start = 0
+            while start < events.count {
+                let block = Array(events[start..<min(events.count, start + Self.eventsInFlight)])
+                start += block.count
+                acquiring.wait()
+                for _ in block { slots.wait() }
+                acquiring.signal()
+                queue.async {
+                    for event in block {
+                        for observer in observers { observer.ingest(event) }
+                        slots.signal()
+                    }
                 }
             }
         }

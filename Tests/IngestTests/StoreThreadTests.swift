@@ -111,6 +111,45 @@ struct StoreThreadTests {
         #expect(context.activeFeeds.isEmpty)
     }
 
+    /// Commits larger than the 4,096 events that may wait for the observers, from several store threads at once: each
+    /// commit's articles reach the observers (in blocks of at most that many), and the run ends instead of every store
+    /// thread waiting for slots that only queued events would free.
+    @Test func commitsLargerThanTheEventWindowAreAllReported() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var entries: [FeedEntry] = []
+        for name in ["one", "two", "three"] {
+            let url = directory.appendingPathComponent("\(name).rss")
+            try Self.writeFeed(url, items: 5_000, size: 20, name: name)
+            entries.append(FeedEntry(location: .local(url.path), source: url.path))
+        }
+        var configuration = StoreConfiguration()
+        configuration.commitBatchSize = 6_000  // each feed is one commit of 5,000 articles
+        let store = try Store(path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        var ingest = IngestConfiguration()
+        ingest.jobs = 3
+        let pipeline = IngestPipeline(store: store, configuration: ingest)
+        let events = Mutex<[IngestEvent]>([])
+        pipeline.addObserver(ClosureObserver { event in
+            if case .articleIngested = event { usleep(5) }  // an observer slower than the store threads
+            events.withLock { $0.append(event) }
+        })
+        let finished = DispatchSemaphore(value: 0)
+        let summary = Mutex<IngestSummary?>(nil)
+        let feeds = entries
+        Thread {
+            let result = pipeline.run(feeds)
+            summary.withLock { $0 = result }
+            finished.signal()
+        }.start()
+        let ended = finished.wait(timeout: .now() + 60) == .success
+        #expect(ended, "the run did not end within 60 s: the store threads wait for event slots")
+        guard ended, let result = summary.withLock({ $0 }) else { return }
+        #expect(result.ok == 3 && result.articles.new == 15_000, "\(result)")
+        let (articles, _) = Self.checkOrder(events.withLock { $0 })
+        for entry in entries { #expect(articles[entry.source] == 5_000) }
+    }
+
     /// Another process holds the store's write lock for a while: the store threads wait at their commits while the
     /// parsers fill their bounded queues and block. Nothing is lost or reordered: each feed's articles are reported
     /// after they are committed and before the feed finishes.
