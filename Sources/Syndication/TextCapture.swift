@@ -223,24 +223,12 @@ struct TextCapture {
     /// ``value()`` as UTF-8 bytes, made without a `String` in the common case (not base64, not XHTML).
     func valueBytes() -> [UInt8] {
         guard !isBase64 && !isXHTML && onlyText == nil else { return Array(value().utf8) }
-        return bytes.withUnsafeBufferPointer { buffer in
-            var start = 0, end = buffer.count
-            while start < end && Self.isXMLSpace(buffer[start]) { start += 1 }
-            while end > start && Self.isXMLSpace(buffer[end - 1]) { end -= 1 }
-            return Array(UnsafeBufferPointer(rebasing: buffer[start..<end]))
-        }
+        return bytes.withUnsafeBufferPointer { Array(Self.trimmed($0)) }
     }
 
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
     func value() -> String {
-        var text = onlyText.map { onlyTextIsTrimmed ? $0 : $0.trimmingXMLWhitespace() } ?? bytes.withUnsafeBufferPointer { buffer -> String in
-            // Trim the bytes, then decode once.
-            var start = 0, end = buffer.count
-            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
-            while start < end && isSpace(buffer[start]) { start += 1 }
-            while end > start && isSpace(buffer[end - 1]) { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
-        }
+        var text = onlyText.map { onlyTextIsTrimmed ? $0 : $0.trimmingXMLWhitespace() } ?? bytes.withUnsafeBufferPointer { String(decoding: Self.trimmed($0), as: UTF8.self) }
         if isBase64, let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
            let decoded = String(data: data, encoding: .utf8) {
             // Undecodable or non-UTF-8 payloads stay as they were written rather than being lost.
@@ -254,6 +242,14 @@ struct TextCapture {
 
     @inline(__always) private static func isXMLSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+
+    /// `buffer` without leading and trailing XML white space.
+    private static func trimmed(_ buffer: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0, end = buffer.count
+        while start < end && isXMLSpace(buffer[start]) { start += 1 }
+        while end > start && isXMLSpace(buffer[end - 1]) { end -= 1 }
+        return UnsafeBufferPointer(rebasing: buffer[start..<end])
     }
 
     /// The form of an Atom text construct from its `type` (RFC 4287 section 3.1) and Atom 0.3's `mode`.
