@@ -89,10 +89,12 @@ fuzz-build: setup
 fuzz: fuzz-build
 	FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz.sh $(HARNESS)
 
-# The bounded run CI does (part of make test): every harness for FUZZ_SMOKE_TIME seconds (default 5).
+# The bounded run CI does (part of make test): every harness for FUZZ_SMOKE_TIME seconds (default 5), from a fixed
+# libFuzzer seed (FUZZ_SMOKE_SEED) so that a red smoke replays the same inputs; make fuzz explores with a fresh seed.
 FUZZ_SMOKE_TIME ?= 5
+FUZZ_SMOKE_SEED ?= 1
 fuzz-smoke: fuzz-build
-	FUZZ_TIME=$(FUZZ_SMOKE_TIME) FUZZ_WORK=.build/fuzz/smoke bash scripts/fuzz.sh
+	FUZZ_TIME=$(FUZZ_SMOKE_TIME) FUZZ_SEED=$(FUZZ_SMOKE_SEED) FUZZ_WORK=.build/fuzz/smoke bash scripts/fuzz.sh
 
 # The soak: feedingest watch for SOAK_CYCLES fetch cycles (default 10,000) against the fault server, every interval 0,
 # its resident memory sampled from /proc: it must not grow more than SOAK_GROWTH_MIB (default 16) after the warm-up.

@@ -6,12 +6,15 @@
 # crash or a broken property leaves the input in .build/fuzz/artifacts/<harness>/ and makes the script exit 1.
 #
 #   scripts/fuzz.sh [HARNESS...]     FUZZ_TIME=600 scripts/fuzz.sh feed     FUZZ_JOBS=2 for parallel workers
+#   FUZZ_SEED=N replays libFuzzer's random choices (make fuzz-smoke sets one; unset, every run explores afresh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 binary="${FUZZ_BINARY:-.build/fuzz/release/feedingest-fuzz}"
 time_per="${FUZZ_TIME:-60}"
 jobs="${FUZZ_JOBS:-1}"
+seed=()
+[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
 work="${FUZZ_WORK:-.build/fuzz/work}"
 corpus_root="${SHARED_CORPUS:-$root/../shared/corpus}"
 all=(xml xml-repair feed html inflate date feedlist url headers)
@@ -82,7 +85,7 @@ for harness in "${harnesses[@]}"; do
   status=0
   FEEDINGEST_FUZZ_HARNESS="$harness" "$binary" "$corpus" "${dirs[@]}" -max_total_time="$time_per" -max_len="$max_len" \
     -timeout=20 -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    "${fork[@]}" > "$log" 2>&1 || status=$?
+    "${fork[@]}" "${seed[@]}" > "$log" 2>&1 || status=$?
   end=$(date +%s.%N)
   seconds=$(python3 -c "print(f'{$end - $start:.1f}')")
   # With -fork the workers' stats are summed in the parent's "#N ... DONE" lines; without it, stat:: lines.
