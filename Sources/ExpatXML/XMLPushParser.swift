@@ -248,7 +248,7 @@ public final class XMLPushParser {
                     let filter = InputRepairFilter(validatesUTF8: transcoder == nil && encoding?.name == "UTF-8",
                                                    declaresWellKnownPrefixes: configuration.processesNamespaces)
                     repairFilter = filter
-                    state.pointee.repairFilter = filter
+                    state.pointee.repairFilter = Unmanaged.passUnretained(filter)
                 }
             }
             if configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted { undetected = [] }
@@ -701,7 +701,9 @@ struct ParserState {
     var refusedExternalEntities = 0
     var unknownEncodingName: String?
     /// The repair filter, when on, for the namespace declarations it added to the root.
-    unowned(unsafe) var repairFilter: InputRepairFilter?
+    /// The parser's repair filter, which outlives this state; unmanaged so that reaching it from a callback is no
+    /// reference count (an `unowned(unsafe)` reference was loaded strong: a retain and a release per start tag).
+    var repairFilter: Unmanaged<InputRepairFilter>?
     /// Per added prefix (by index), how many declarations of the document's own are in scope.
     var redeclaredInjected: [Int] = []
     /// Bit k set: the k-th added prefix was used where only the added declaration bound it.
@@ -742,16 +744,16 @@ struct ParserState {
         guard state.pointee.pendingError == nil else { return }
         ParserState.flushText(state)
         state.pointee.depth += 1
-        if let filter = state.pointee.repairFilter, !filter.injectedPrefixes.isEmpty {
-            noteUndeclaredPrefixes(state, filter, name, attributes)
+        let separator = state.pointee.separator
+        let split = XMLName(expatName: name, separator: separator)
+        if let filter = state.pointee.repairFilter, filter._withUnsafeGuaranteedRef({ !$0.injectedPrefixes.isEmpty }) {
+            filter._withUnsafeGuaranteedRef { noteUndeclaredPrefixes(state, $0, split, attributes) }
         }
         if state.pointee.depth > state.pointee.maximumDepth {
             fail(state, code: .depthLimitExceeded,
                  message: "elements nested deeper than the limit of \(state.pointee.maximumDepth)")
             return
         }
-        let separator = state.pointee.separator
-        let split = XMLName(expatName: name, separator: separator)
         let index = state.pointee.depth - 1
         if index >= state.pointee.openNamesCapacity { growOpenNames(state) }
         (state.pointee.openNames + index).initialize(to: split)
@@ -817,7 +819,7 @@ struct ParserState {
     /// Whether a namespace declaration event is one the repair filter added on the root (then it is not
     /// reported); otherwise keeps count of the document's own declarations of the added prefixes.
     static func isInjectedDeclaration(_ state: UnsafeMutablePointer<ParserState>, prefix: XMLBytes, starting: Bool) -> Bool {
-        guard let filter = state.pointee.repairFilter, let index = injectedIndex(filter, prefix) else { return false }
+        guard let filter = state.pointee.repairFilter?.takeUnretainedValue(), let index = injectedIndex(filter, prefix) else { return false }
         if state.pointee.depth == 0 { return true }  // on the root element: the filter's own
         if state.pointee.redeclaredInjected.count < filter.injectedPrefixes.count {
             state.pointee.redeclaredInjected = Array(repeating: 0, count: filter.injectedPrefixes.count)
@@ -827,16 +829,22 @@ struct ParserState {
     }
 
     /// Marks the added prefixes this element or its attributes use while only the added declaration binds them.
+    /// `name` is the element's, already split.
     static func noteUndeclaredPrefixes(_ state: UnsafeMutablePointer<ParserState>, _ filter: InputRepairFilter,
-                                       _ name: UnsafePointer<CChar>, _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
-        let separator = state.pointee.separator
-        func note(_ prefix: XMLBytes) {
-            guard let index = injectedIndex(filter, prefix), index < 64 else { return }
+                                       _ name: XMLName, _ attributes: UnsafeMutablePointer<UnsafePointer<CChar>?>?) {
+        @inline(__always) func note(_ prefix: XMLBytes) {
+            guard !prefix.isEmpty, let index = injectedIndex(filter, prefix), index < 64 else { return }
             let redeclared = index < state.pointee.redeclaredInjected.count ? state.pointee.redeclaredInjected[index] : 0
             if redeclared == 0 { state.pointee.usedInjectedPrefixes |= 1 << UInt64(index) }
         }
-        note(XMLName(expatName: name, separator: separator).prefix)
-        for attribute in XMLAttributes(pairs: UnsafePointer(attributes), separator: separator) { note(attribute.name.prefix) }
+        note(name.prefix)
+        // Only a namespaced attribute has a prefix, and expat names only those with the separator.
+        let separator = state.pointee.separator
+        guard separator != 0, var pair = UnsafePointer(attributes) else { return }
+        while let attributeName = pair.pointee {
+            if strchr(attributeName, Int32(separator)) != nil { note(XMLName(expatName: attributeName, separator: separator).prefix) }
+            pair += 2
+        }
     }
 
     /// Records an error with the current position and stops expat (non-resumable); the Swift side throws it

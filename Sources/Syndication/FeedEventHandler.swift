@@ -21,7 +21,30 @@ final class FeedEventHandler: XMLEventHandler {
 
     // Internal, not private, where the element, precedence and builder files of this handler (its extensions in
     // other files) read or write them; private where only this file does.
-    @exclusivity(unchecked) var metadata = FeedMetadata()
+    @exclusivity(unchecked) var metadata = FeedMetadata() { didSet { metadataSnapshot = nil } }
+    /// `metadata` as the last article was handed it, kept until `metadata` changes: passing the stored property itself
+    /// copied it (a reference count up and down for each of its fields, ~950 instructions an article; issue 18), and
+    /// it changes rarely once items come.
+    @exclusivity(unchecked) private var metadataSnapshot: MetadataSnapshot?
+
+    private final class MetadataSnapshot {
+        let value: FeedMetadata
+        init(_ value: FeedMetadata) { self.value = value }
+    }
+
+    /// Hands `article` to `onArticle` with the metadata known so far.
+    func deliver(_ article: Article) {
+        let snapshot: MetadataSnapshot
+        if let current = metadataSnapshot {
+            snapshot = current
+        } else {
+            snapshot = MetadataSnapshot(metadata)
+            metadataSnapshot = snapshot
+        }
+        withExtendedLifetime(snapshot) {
+            Unmanaged.passUnretained(snapshot)._withUnsafeGuaranteedRef { onArticle(article, $0.value) }
+        }
+    }
     @exclusivity(unchecked) var articleCount = 0
     /// A failure the handler itself found (not a feed, a field over the limit); the parse then stops with it.
     @exclusivity(unchecked) var failure: FeedError?

@@ -262,51 +262,51 @@ extension FeedEventHandler {
     func emit(_ item: inout ItemBuilder) {
         // Values are moved out of the builder (`take()`), not copied: the builder is dropped right after, and a copy was a
         // reference count up here and one down there for every field (issue 18).
-        let link = item.atomLink.take() ?? item.rssLink.take() ?? item.rssLinkHref
+        let link = item.take(.atomLink) ?? item.take(.rssLink) ?? item.rssLinkHref
             ?? (item.guidIsPermaLink && item.guid.map(ValueParsers.looksLikeURL) == true ? resolve(item.guid, base: item.base) : nil)
         let (id, idSource): (String, Article.IDSource)
-        if let guid = item.guid.take() { (id, idSource) = (guid, .guid) }
-        else if let atomID = item.atomID.take() { (id, idSource) = (atomID, .atomID) }
-        else if let identifier = item.dcIdentifier.take() { (id, idSource) = (identifier, .dcIdentifier) }
+        if let guid = item.take(.guid) { (id, idSource) = (guid, .guid) }
+        else if let atomID = item.take(.atomID) { (id, idSource) = (atomID, .atomID) }
+        else if let identifier = item.take(.dcIdentifier) { (id, idSource) = (identifier, .dcIdentifier) }
         else if let link { (id, idSource) = (link, .link) }
-        else if let about = item.rdfAbout.take() { (id, idSource) = (about, .rdfAbout) }
+        else if let about = item.take(.rdfAbout) { (id, idSource) = (about, .rdfAbout) }
         else { (id, idSource) = (item.hashID, .hash) }
 
         var article = Article(id: id, idSource: idSource, feed: source)
-        article.title = item.title.take() ?? item.dcTitle.take() ?? item.itunesTitle.take() ?? item.mediaTitle.take()
+        article.title = item.take(.title) ?? item.take(.dcTitle) ?? item.take(.itunesTitle) ?? item.take(.mediaTitle)
         article.link = link
-        (article.published, article.publishedRaw) = Self.date(from: item.pubDate.take(), item.published.take(), item.issued.take(),
-                                                                  item.dcDate.take(), item.termsIssued.take(), item.termsCreated.take())
-        (article.updated, article.updatedRaw) = Self.date(from: item.updated.take(), item.modified.take(), item.termsModified.take())
+        (article.published, article.publishedRaw) = item.firstDate(ItemBuilder.publishedCandidates)
+        (article.updated, article.updatedRaw) = item.firstDate(ItemBuilder.updatedCandidates)
         if !item.atomAuthors.isEmpty {
-            article.authors = item.atomAuthors
+            swap(&article.authors, &item.atomAuthors)
         } else if !item.dcCreators.isEmpty {
             article.authors = item.dcCreators.compactMap(ValueParsers.rssPersonIfAny)
         } else if !item.rssAuthors.isEmpty {
             article.authors = item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny)
-        } else if let author = item.itunesAuthor.take() {
+        } else if let author = item.take(.itunesAuthor) {
             article.authors = [Person(name: author)]
         }
-        article.summary = item.description.take() ?? item.summary.take() ?? item.dcDescription.take().map { TextContent($0, type: .text) }
-            ?? item.itunesSummary.take().map { TextContent($0, type: .text) } ?? item.itunesSubtitle.take().map { TextContent($0, type: .text) }
+        article.summary = item.description.take() ?? item.summary.take() ?? item.take(.dcDescription).map { TextContent($0, type: .text) }
+            ?? item.take(.itunesSummary).map { TextContent($0, type: .text) } ?? item.take(.itunesSubtitle).map { TextContent($0, type: .text) }
             ?? item.mediaDescription.take()
         article.content = item.contentEncoded.take() ?? item.content.take()
         if article.content == nil, let extras = item.extras {
             article.content = extras.body.map { TextContent($0, type: .html) } ?? extras.fullitem.map { TextContent($0, type: .html) }
         }
-        article.categories = item.categories
-        article.enclosures = item.enclosures
-        article.image = item.itunesImage.take() ?? item.mediaThumbnail.take() ?? item.mediaImage.take()
-            ?? item.enclosures.first(where: { $0.type?.hasPrefix("image/") == true })?.url
+        // Lists are swapped with the new article's empty ones: moved, not copied and released again.
+        swap(&article.categories, &item.categories)
+        swap(&article.enclosures, &item.enclosures)
+        article.image = item.take(.itunesImage) ?? item.take(.mediaThumbnail) ?? item.take(.mediaImage)
+            ?? article.enclosures.first(where: { $0.type?.hasPrefix("image/") == true })?.url
             ?? ValueParsers.firstImage(in: article.content?.type == .html ? article.content : nil)
             ?? ValueParsers.firstImage(in: article.summary?.type == .html ? article.summary : nil)
-        article.comments = item.comments.take()
-        article.commentsFeed = item.commentsFeed.take()
+        article.comments = item.take(.comments)
+        article.commentsFeed = item.take(.commentsFeed)
         article.commentCount = item.commentCount
         article.language = item.language ?? metadata.language
         if !item.podcast.isEmpty { article.podcast = item.podcast }
-        if !item.links.isEmpty { article.links = item.links }
-        if !item.categoryDetails.isEmpty { article.categoryDetails = item.categoryDetails }
+        if !item.links.isEmpty { swap(&article.links, &item.links) }
+        if !item.categoryDetails.isEmpty { swap(&article.categoryDetails, &item.categoryDetails) }
         if let extras = item.extras.take() {
             article.contentSource = extras.contentSource
             article.license = extras.license
@@ -314,34 +314,17 @@ extension FeedEventHandler {
             article.contributors = extras.contributors
         }
         articleCount += 1
-        onArticle(article, metadata)
-    }
-
-    /// The first candidate that parses as a date; else no date and the first raw text. Candidates are parameters,
-    /// not an array: most items have one, and an array was an allocation and a reference count per candidate.
-    private static func date(from first: String?, _ second: String? = nil, _ third: String? = nil, _ fourth: String? = nil,
-                             _ fifth: String? = nil, _ sixth: String? = nil) -> (Date?, String?) {
-        var firstRaw: String?
-        func parses(_ candidate: String?) -> Date? {
-            guard let raw = candidate else { return nil }
-            if let date = FeedDate.parse(raw) { return date }
-            if firstRaw == nil { firstRaw = raw }
-            return nil
-        }
-        if let date = parses(first) ?? parses(second) ?? parses(third) ?? parses(fourth) ?? parses(fifth) ?? parses(sixth) {
-            return (date, nil)
-        }
-        return (nil, firstRaw)
+        deliver(article)
     }
 
     // MARK: Bounded lists
 
     /// Appends a category to the open item's lists, or to the feed's when no item is open.
-    func appendCategory(_ category: Category) {
+    func appendCategory(_ category: consuming Category) {
         if itemDepth > 0 {
-            item.appendCategory(category, maximum: maximumListLength)
+            item.appendCategory(consume category, maximum: maximumListLength)
         } else {
-            Syndication.appendCategory(category, to: &metadata.categories, details: &metadata.categoryDetails, maximum: maximumListLength)
+            metadata.appendCategory(consume category, maximum: maximumListLength)
         }
     }
 
@@ -361,8 +344,19 @@ extension FeedEventHandler {
 
 /// Appends a category with its term trimmed: the term to `categories` unless it is there, the category with its scheme,
 /// label and parent to `details` unless it is there; nothing when the term is empty or a list holds `maximum`.
-func appendCategory(_ category: Category, to categories: inout [String], details: inout [Category], maximum: Int) {
-    var category = category
+extension FeedMetadata {
+    /// Appends a feed-level category as ``appendCategory(_:to:details:maximum:)`` does.
+    mutating func appendCategory(_ category: consuming Category, maximum: Int) {
+        // `categoryDetails` is kept in the vocabulary storage, so the terms are moved out while both change.
+        var terms = categories
+        categories = []
+        Syndication.appendCategory(consume category, to: &terms, details: &categoryDetails, maximum: maximum)
+        categories = terms
+    }
+}
+
+/// The category is consumed, so that it is moved into `details` rather than copied (issue 18).
+func appendCategory(_ category: consuming Category, to categories: inout [String], details: inout [Category], maximum: Int) {
     category.term = category.term.trimmingXMLWhitespace()
     guard !category.term.isEmpty else { return }
     // Room for a few at once: most items have one to four categories.
@@ -370,5 +364,5 @@ func appendCategory(_ category: Category, to categories: inout [String], details
     if details.isEmpty { details.reserveCapacity(4) }
     // Bounded: no quadratic work on hostile lists.
     if categories.count < maximum && !categories.contains(category.term) { categories.append(category.term) }
-    if details.count < maximum && !details.contains(category) { details.append(category) }
+    if details.count < maximum && !details.contains(category) { details.append(consume category) }
 }

@@ -11,7 +11,7 @@ extension FeedEventHandler {
     func startItem(_ attributes: XMLAttributes) {
         // Made in place: a local builder assigned to `item` was copied and destroyed whole (~2,000 instructions an item).
         textSlots.clear()  // what an abandoned item left (emit clears its own)
-        item = ItemBuilder(language: language, base: base, slots: textSlots)
+        item.reset(language: language, base: base)
         if isRDF, let about = attributes.value(localName: "about", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
             item.rdfAbout = about.string
         }
