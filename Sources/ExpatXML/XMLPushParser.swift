@@ -746,7 +746,9 @@ struct ParserState {
         state.pointee.depth += 1
         let separator = state.pointee.separator
         let split = XMLName(expatName: name, separator: separator)
-        if let filter = state.pointee.repairFilter, filter._withUnsafeGuaranteedRef({ !$0.injectedPrefixes.isEmpty }) {
+        // Most elements have neither a prefix nor attributes: nothing to note, and no call.
+        if let filter = state.pointee.repairFilter, !split.prefix.isEmpty || attributes?.pointee != nil,
+           filter._withUnsafeGuaranteedRef({ !$0.injectedPrefixes.isEmpty }) {
             filter._withUnsafeGuaranteedRef { noteUndeclaredPrefixes(state, $0, split, attributes) }
         }
         if state.pointee.depth > state.pointee.maximumDepth {
