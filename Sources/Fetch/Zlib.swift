@@ -178,7 +178,7 @@ public final class Inflater {
     private var recentInput: UInt64 = 0
 
     /// Creates an inflater. Nothing is allocated by zlib until the first bytes arrive.
-    public init(format: Format, limits: Limits = Limits(), outputChunkSize: Int = 64 * 1024) {
+    public init(format: Format, limits: Limits = Limits(), outputChunkSize: Int = 256 * 1024) {
         self.format = format
         self.limits = limits
         self.outputChunkSize = max(1024, outputChunkSize)
