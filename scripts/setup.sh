@@ -23,6 +23,7 @@ declare -A libs=(
   [expat]=libexpat1-dev
   [libcurl]=libcurl4-openssl-dev
   [zlib]=zlib1g-dev
+  [libdeflate]=libdeflate-dev  # CRC-32 of gzip members (the Inflater checks the trailer itself; zlib inflates)
   [sqlite3]=libsqlite3-dev
   [libxxhash]=libxxhash-dev  # the store's XXH64 content and key hashes
   [libcrypto]=libssl-dev     # SHA-256 of bodies (OpenSSL's libcrypto, which libcurl links already)

@@ -183,8 +183,9 @@ enum Runner {
         }
         let failure: String?
         if gzip {
-            // Compressed chunks in, 64 KiB decompressed chunks out, each parsed as it comes: the pipeline's own path.
-            let inflater = Inflater(format: .gzip, outputChunkSize: chunkSize)
+            // Compressed chunks in, decompressed chunks of the Inflater's default size out (as Delivery makes them),
+            // each parsed as it comes: the pipeline's own path.
+            let inflater = Inflater(format: .gzip)
             var parseError: (any Error)?
             failure = feed(input, chunkSize: chunkSize, generated: &generated, parse: { compressed in
                 try inflater.inflate(compressed) { decompressed in
