@@ -75,12 +75,13 @@ struct TextCapture {
         self.base = base
         keepsBytes = field.becomesTextContent
         if !bytes.isEmpty { bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024) }
-        onlyText = nil
+        // Most are empty already (the last field's text was taken): no release of nothing.
+        if onlyText != nil { onlyText = nil }
         hasMarkup = false
         isXHTML = false
         isBase64 = false
         if !openChildren.isEmpty { openChildren.removeAll(keepingCapacity: true) }
-        extras = nil
+        if extras != nil { extras = nil }
     }
 
     mutating func appendText(_ text: XMLBytes) {
