@@ -12,7 +12,15 @@ import Foundation
 /// exclusivity checks on class properties cost ~6% of full article extraction (callgrind). The handler is
 /// confined to one thread and no method hands out `inout` access to its state across a call back into itself.
 final class FeedEventHandler: XMLEventHandler {
-    unowned(unsafe) var xml: XMLPushParser!
+    unowned(unsafe) var xml: XMLPushParser! { didSet { xmlReference = xml.map { Unmanaged.passUnretained($0) } } }
+    /// `xml`, reached without a reference count on the hot paths (an `unowned(unsafe)` reference is loaded strong:
+    /// a retain and a release per field; issue 18).
+    @exclusivity(unchecked) private var xmlReference: Unmanaged<XMLPushParser>?
+
+    /// Turns the parser's text delivery on or off.
+    @inline(__always) func setCollectingText(_ collecting: Bool) {
+        xmlReference?._withUnsafeGuaranteedRef { $0.isCollectingText = collecting }
+    }
     let source: String
     let onArticle: (Article, FeedMetadata) -> Void
     let resolvesLinksInHTML: Bool
@@ -185,7 +193,7 @@ final class FeedEventHandler: XMLEventHandler {
                 return
             }
             captureDepth = 0
-            xml.isCollectingText = false
+            setCollectingText(false)
             assign(&capture)
             return
         }
@@ -282,7 +290,7 @@ final class FeedEventHandler: XMLEventHandler {
         capture.reset(field: field, kind: kind, base: base)
         capture.isXHTML = xhtml
         captureDepth = depth
-        xml.isCollectingText = true
+        setCollectingText(true)
     }
 
     /// Begins a capture that keeps a scheme and a label for its element's end (a category's `domain`, `scheme`, `label`).
