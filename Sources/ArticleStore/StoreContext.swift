@@ -206,10 +206,10 @@ public final class StoreContext {
     ///
     /// - Throws: ``StoreError/Kind/feedNotStarted(_:)``, or the store error of a failed batch (whose articles
     ///   stay pending and are retried by the next commit; a ``StoreError/Kind/leaseLost(_:)`` is final).
-    public func store(_ article: Article, in feed: FeedID) throws(StoreError) -> [StoredArticle] {
+    public func store(_ article: consuming Article, in feed: FeedID) throws(StoreError) -> [StoredArticle] {
         guard sessions[feed] != nil else { throw notStarted(feed, "store an article") }
         let now = clock.now
-        let due = enqueue(article, session: &sessions[feed]!, now: now)
+        let due = enqueue(consume article, session: &sessions[feed]!, now: now)
         guard due else { return [] }
         return try commitSessions([feed])
     }
@@ -412,8 +412,8 @@ public final class StoreContext {
         }
     }
 
-    /// Keys, hashes and queues an article; returns whether its batch is due.
-    private func enqueue(_ article: Article, session: inout Session, now: ContinuousClock.Instant) -> Bool {
+    /// Keys, hashes and queues an article (moved into the batch, not copied); returns whether its batch is due.
+    private func enqueue(_ article: consuming Article, session: inout Session, now: ContinuousClock.Instant) -> Bool {
         let identifier = Self.usableIdentifier(of: article)
         let link = Self.trimmedNonEmpty(article.link)
         if let identifier, !session.identifiersChecked {
@@ -446,7 +446,7 @@ public final class StoreContext {
             key = row.fallbackKey(of: article)
             source = "hash"
         }
-        session.pending.append(PendingArticle(article: article, key: key, keySource: source))
+        session.pending.append(PendingArticle(article: consume article, key: key, keySource: source))
         if session.oldestPending == nil { session.oldestPending = now }
         return session.isDue(now: now, configuration: configuration)
     }
@@ -518,9 +518,12 @@ public final class StoreContext {
         if !session.pending.isEmpty {
             let now = Date()
             results.reserveCapacity(results.count + session.pending.count)
-            for pending in session.pending {
-                row.encode(pending.article, key: pending.key, keySource: pending.keySource)
-                let (id, change) = try connection.write(pending, row: row, feed: feed, now: now)
+            // By index: the pending articles are read in place (a for-in loop copied each, every field retained and
+            // released); the one copy is the committed article's.
+            for index in session.pending.indices {
+                row.encode(session.pending[index].article, key: session.pending[index].key,
+                           keySource: session.pending[index].keySource)
+                let (id, change) = try connection.write(session.pending[index], row: row, feed: feed, now: now)
                 switch change {
                 case .new:
                     session.new += 1
@@ -529,7 +532,7 @@ public final class StoreContext {
                 case .unchanged: session.unchanged += 1
                 }
                 session.seen += 1
-                results.append(StoredArticle(id: id, feed: feed, change: change, article: pending.article))
+                results.append(StoredArticle(id: id, feed: feed, change: change, article: session.pending[index].article))
             }
         }
         if countDelta != 0 {

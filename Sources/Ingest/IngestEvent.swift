@@ -206,3 +206,18 @@ public struct ClosureObserver: IngestObserver {
     /// Calls the closure.
     public func ingest(_ event: IngestEvent) { handler(event) }
 }
+
+extension IngestedArticle {
+    /// A commit's articles as events, in order, each article moved out of its `StoredArticle` (a `map` copied every
+    /// article, each field retained, then released the originals with the array).
+    static func events(_ committed: consuming [StoredArticle], entry: FeedEntry) -> [IngestEvent] {
+        var committed = consume committed
+        committed.reverse()
+        var events: [IngestEvent] = []
+        events.reserveCapacity(committed.count)
+        while let stored = committed.popLast() {
+            events.append(.articleIngested(IngestedArticle(entry: entry, article: stored.article, id: stored.id, change: stored.change)))
+        }
+        return events
+    }
+}

@@ -147,12 +147,18 @@ private struct StoreLoop {
                 if let current { commitDue(current) }
                 continue
             }
-            switch job {
+            switch consume job {
             case .articles(let batch, let session):
                 current = session
                 guard !session.isDropped, session.error == nil else { continue }
+                // The articles are moved out of the batch into the context's pending batch (a for-in loop copied
+                // each, every field retained, and released them with the batch). Reversed once, then taken from the end.
+                var articles = consume batch
+                articles.reverse()
                 do throws(StoreError) {
-                    for article in batch { report(try context.store(article, in: session.feed), session) }
+                    while let article = articles.popLast() {
+                        report(try context.store(article, in: session.feed), session)
+                    }
                 } catch {
                     session.fail(error)
                     continue
@@ -171,8 +177,9 @@ private struct StoreLoop {
         do { report(try context.commitIfDue(), session) } catch { session.fail(error) }
     }
 
-    private func report(_ committed: [StoredArticle], _ session: StoreSession) {
-        emitAll(committed.map { .articleIngested(IngestedArticle(entry: session.entry, article: $0.article, id: $0.id, change: $0.change)) })
+    private func report(_ committed: consuming [StoredArticle], _ session: StoreSession) {
+        guard !committed.isEmpty else { return }
+        emitAll(IngestedArticle.events(committed, entry: session.entry))
     }
 }
 
