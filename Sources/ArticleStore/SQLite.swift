@@ -299,14 +299,14 @@ final class SQLiteStatement {
     /// The bytes must stay valid and unchanged until the statement has been stepped and reset.
     func bind(utf8 bytes: UnsafeRawBufferPointer?, at index: Int32) throws(StoreError) {
         guard let bytes, let start = bytes.baseAddress else { return try bindNull(at: index) }
-        try connection.check(sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
-                                               CSQLite_static()), sql)
+        try checkBind(sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+                                        CSQLite_static()))
     }
 
     /// Binds a 64-bit integer, or NULL for `nil`.
     func bind(_ value: Int64?, at index: Int32) throws(StoreError) {
         guard let value else { return try bindNull(at: index) }
-        try connection.check(sqlite3_bind_int64(handle, index, value), sql)
+        try checkBind(sqlite3_bind_int64(handle, index, value))
     }
 
     /// Binds an integer, or NULL for `nil`.
@@ -317,12 +317,19 @@ final class SQLiteStatement {
     /// Binds a double, or NULL for `nil`.
     func bind(_ value: Double?, at index: Int32) throws(StoreError) {
         guard let value else { return try bindNull(at: index) }
-        try connection.check(sqlite3_bind_double(handle, index, value), sql)
+        try checkBind(sqlite3_bind_double(handle, index, value))
     }
 
     /// Binds NULL.
     func bindNull(at index: Int32) throws(StoreError) {
-        try connection.check(sqlite3_bind_null(handle, index), sql)
+        try checkBind(sqlite3_bind_null(handle, index))
+    }
+
+    /// `SQLiteConnection.check` for a bind's result, without making its operation's closure on success (which
+    /// retained the statement: ~30 binds per stored article).
+    @inline(__always)
+    private func checkBind(_ code: Int32) throws(StoreError) {
+        if code != SQLITE_OK { throw connection.makeError(code: code, operation: sql) }
     }
 
     // MARK: Stepping

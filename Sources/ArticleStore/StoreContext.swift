@@ -207,9 +207,11 @@ public final class StoreContext {
     /// - Throws: ``StoreError/Kind/feedNotStarted(_:)``, or the store error of a failed batch (whose articles
     ///   stay pending and are retried by the next commit; a ``StoreError/Kind/leaseLost(_:)`` is final).
     public func store(_ article: consuming Article, in feed: FeedID) throws(StoreError) -> [StoredArticle] {
-        guard sessions[feed] != nil else { throw notStarted(feed, "store an article") }
+        // Through the dictionary's index: a `sessions[feed]` check copied the whole session (its arrays and strings
+        // retained and released) for every article.
+        guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "store an article") }
         let now = clock.now
-        let due = enqueue(consume article, session: &sessions[feed]!, now: now)
+        let due = enqueue(consume article, session: &sessions.values[index], now: now)
         guard due else { return [] }
         return try commitSessions([feed])
     }
@@ -518,21 +520,27 @@ public final class StoreContext {
         if !session.pending.isEmpty {
             let now = Date()
             results.reserveCapacity(results.count + session.pending.count)
-            // By index: the pending articles are read in place (a for-in loop copied each, every field retained and
-            // released); the one copy is the committed article's.
-            for index in session.pending.indices {
-                row.encode(session.pending[index].article, key: session.pending[index].key,
-                           keySource: session.pending[index].keySource)
-                let (id, change) = try connection.write(session.pending[index], row: row, feed: feed, now: now)
-                switch change {
-                case .new:
-                    session.new += 1
-                    countDelta += 1
-                case .updated: session.updated += 1
-                case .unchanged: session.unchanged += 1
+            // The pending articles are read in place, through the buffer, and each is copied once, for its
+            // `StoredArticle`, then lent to the encoder and the connection: a for-in loop, or the array's subscript,
+            // copied each before those calls too (every field retained and released each time).
+            let pending = session.pending
+            try pending.withUnsafeBufferPointer { (buffer) throws(StoreError) in
+                guard let first = buffer.baseAddress else { return }
+                for index in buffer.indices {
+                    let item = first + index
+                    let article = item.pointee.article
+                    row.encode(article, key: item.pointee.key, keySource: item.pointee.keySource)
+                    let (id, change) = try connection.write(article, row: row, feed: feed, now: now)
+                    switch change {
+                    case .new:
+                        session.new += 1
+                        countDelta += 1
+                    case .updated: session.updated += 1
+                    case .unchanged: session.unchanged += 1
+                    }
+                    session.seen += 1
+                    results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article))
                 }
-                session.seen += 1
-                results.append(StoredArticle(id: id, feed: feed, change: change, article: session.pending[index].article))
             }
         }
         if countDelta != 0 {
