@@ -246,12 +246,8 @@ private struct RowBuffer {
     }
 
     private mutating func text(_ column: Column, _ value: String?) {
-        guard let value else { return absent(column) }
-        // Read in place (native and small strings), without the copy `withUTF8` needs (a retain and a release).
-        if value.utf8.withContiguousStorageIfAvailable({ text(column, UnsafeRawBufferPointer($0)) }) == nil {
-            var copy = value
-            copy.withUTF8 { text(column, UnsafeRawBufferPointer($0)) }
-        }
+        guard var value else { return absent(column) }
+        value.withUTF8 { text(column, UnsafeRawBufferPointer($0)) }
     }
 
     private mutating func text(_ column: Column, _ value: [UInt8]?) {
