@@ -113,25 +113,25 @@ final class SQLiteStoreConnection: StoreConnection {
                             + "results not written", path: location, operation: "check the lease")
     }
 
-    func write(_ pending: PendingArticle, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
         let contentHash = row.contentHash
         let keyHash = row.keyHash
         let seconds = now.timeIntervalSince1970
         if let existing = try lookup(feed, row.bytes(.key), keyHash) {
             if existing.contentHash == contentHash {
-                if existing.commentCount != pending.article.commentCount.map(Int64.init) {
+                if existing.commentCount != article.commentCount.map(Int64.init) {
                     let statement = try connection.statement(SQL.updateCommentCount)
                     try statement.bind(existing.id, at: 1)
-                    try statement.bind(pending.article.commentCount, at: 2)
+                    try statement.bind(article.commentCount, at: 2)
                     try statement.run()
                 }
                 return (ArticleID(rawValue: existing.id), .unchanged)
             }
-            try bindArticle(try connection.statement(SQL.updateArticle), pending, row, contentHash, keyHash,
+            try bindArticle(try connection.statement(SQL.updateArticle), article, row, contentHash, keyHash,
                             rowOrFeed: existing.id, now: seconds).run()
             return (ArticleID(rawValue: existing.id), .updated)
         }
-        try bindArticle(try connection.statement(SQL.insertArticle), pending, row, contentHash, keyHash,
+        try bindArticle(try connection.statement(SQL.insertArticle), article, row, contentHash, keyHash,
                         rowOrFeed: feed.rawValue, now: seconds).run()
         return (ArticleID(rawValue: connection.lastInsertRowID), .new)
     }
@@ -261,9 +261,8 @@ final class SQLiteStoreConnection: StoreConnection {
 
     /// The article column mapping, writing: binds the article encoded in `row` to ``SQL/insertArticle`` or
     /// ``SQL/updateArticle`` (same parameter numbers). Text is bound from the row's buffer without a copy.
-    private func bindArticle(_ statement: SQLiteStatement, _ pending: PendingArticle, _ row: ArticleRow, _ contentHash: UInt64,
+    private func bindArticle(_ statement: SQLiteStatement, _ article: Article, _ row: ArticleRow, _ contentHash: UInt64,
                              _ keyHash: Int64, rowOrFeed: Int64, now: Double) throws(StoreError) -> SQLiteStatement {
-        let article = pending.article
         let published = article.published?.timeIntervalSince1970
         let updated = article.updated?.timeIntervalSince1970
         try statement.bind(rowOrFeed, at: 1)

@@ -206,10 +206,12 @@ public final class StoreContext {
     ///
     /// - Throws: ``StoreError/Kind/feedNotStarted(_:)``, or the store error of a failed batch (whose articles
     ///   stay pending and are retried by the next commit; a ``StoreError/Kind/leaseLost(_:)`` is final).
-    public func store(_ article: Article, in feed: FeedID) throws(StoreError) -> [StoredArticle] {
-        guard sessions[feed] != nil else { throw notStarted(feed, "store an article") }
+    public func store(_ article: consuming Article, in feed: FeedID) throws(StoreError) -> [StoredArticle] {
+        // Through the dictionary's index: a `sessions[feed]` check copied the whole session (its arrays and strings
+        // retained and released) for every article.
+        guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "store an article") }
         let now = clock.now
-        let due = enqueue(article, session: &sessions[feed]!, now: now)
+        let due = enqueue(consume article, session: &sessions.values[index], now: now)
         guard due else { return [] }
         return try commitSessions([feed])
     }
@@ -412,8 +414,8 @@ public final class StoreContext {
         }
     }
 
-    /// Keys, hashes and queues an article; returns whether its batch is due.
-    private func enqueue(_ article: Article, session: inout Session, now: ContinuousClock.Instant) -> Bool {
+    /// Keys, hashes and queues an article (moved into the batch, not copied); returns whether its batch is due.
+    private func enqueue(_ article: consuming Article, session: inout Session, now: ContinuousClock.Instant) -> Bool {
         let identifier = Self.usableIdentifier(of: article)
         let link = Self.trimmedNonEmpty(article.link)
         if let identifier, !session.identifiersChecked {
@@ -446,7 +448,7 @@ public final class StoreContext {
             key = row.fallbackKey(of: article)
             source = "hash"
         }
-        session.pending.append(PendingArticle(article: article, key: key, keySource: source))
+        session.pending.append(PendingArticle(article: consume article, key: key, keySource: source))
         if session.oldestPending == nil { session.oldestPending = now }
         return session.isDue(now: now, configuration: configuration)
     }
@@ -518,18 +520,27 @@ public final class StoreContext {
         if !session.pending.isEmpty {
             let now = Date()
             results.reserveCapacity(results.count + session.pending.count)
-            for pending in session.pending {
-                row.encode(pending.article, key: pending.key, keySource: pending.keySource)
-                let (id, change) = try connection.write(pending, row: row, feed: feed, now: now)
-                switch change {
-                case .new:
-                    session.new += 1
-                    countDelta += 1
-                case .updated: session.updated += 1
-                case .unchanged: session.unchanged += 1
+            // The pending articles are read in place, through the buffer, and each is copied once, for its
+            // `StoredArticle`, then lent to the encoder and the connection: a for-in loop, or the array's subscript,
+            // copied each before those calls too (every field retained and released each time).
+            let pending = session.pending
+            try pending.withUnsafeBufferPointer { (buffer) throws(StoreError) in
+                guard let first = buffer.baseAddress else { return }
+                for index in buffer.indices {
+                    let item = first + index
+                    let article = item.pointee.article
+                    row.encode(article, key: item.pointee.key, keySource: item.pointee.keySource)
+                    let (id, change) = try connection.write(article, row: row, feed: feed, now: now)
+                    switch change {
+                    case .new:
+                        session.new += 1
+                        countDelta += 1
+                    case .updated: session.updated += 1
+                    case .unchanged: session.unchanged += 1
+                    }
+                    session.seen += 1
+                    results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article))
                 }
-                session.seen += 1
-                results.append(StoredArticle(id: id, feed: feed, change: change, article: pending.article))
             }
         }
         if countDelta != 0 {

@@ -90,8 +90,8 @@ package protocol StoreConnection: AnyObject {
     func verifyLease(_ lease: FeedLease) throws(StoreError)
     /// Writes one article under its key: inserted when the feed has no article with that key (`new`); otherwise updated
     /// in place keeping its identifier when `row`'s content hash differs (`updated`), else left alone but for a new
-    /// comment count (`unchanged`). `row` holds the article encoded by the context.
-    func write(_ article: PendingArticle, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange)
+    /// comment count (`unchanged`). `row` holds the article encoded by the context, with its key.
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange)
     /// Whether the feed has an article under `key`.
     func hasArticle(feed: FeedID, key: String) throws(StoreError) -> Bool
     /// Deletes the feed's article under `key`; how many rows went.

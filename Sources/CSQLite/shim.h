@@ -11,6 +11,9 @@ static inline sqlite3_destructor_type CSQLite_static(void) { return SQLITE_STATI
 // sqlite3_config is variadic: one typed wrapper for the single-int options (e.g. SQLITE_CONFIG_MULTITHREAD).
 static inline int CSQLite_config_none(int option) { return sqlite3_config(option); }
 
+// The (int) options of sqlite3_config, such as SQLITE_CONFIG_MEMSTATUS.
+static inline int CSQLite_config_int(int option, int value) { return sqlite3_config(option, value); }
+
 // sqlite3_db_config is variadic: typed wrapper for the (int, int*) options such as SQLITE_DBCONFIG_DEFENSIVE.
 static inline int CSQLite_db_config_int(sqlite3 *db, int option, int value, int *result) {
     return sqlite3_db_config(db, option, value, result);

@@ -65,8 +65,11 @@ final class IngestConsumer: FetchConsumer {
     /// Hands the articles parsed since the last batch to the store thread (blocking while its queue is full).
     func flush() {
         guard !batch.isEmpty, let storeThread, let session else { return }
-        if storeError == nil && session.error == nil { storeThread.store(batch, in: session) }
-        batch.removeAll(keepingCapacity: true)
+        // Swapped out, so the store thread holds the only reference and moves the articles out without copying them.
+        var handed: [Article] = []
+        handed.reserveCapacity(StoreThread.handOffSize)
+        swap(&handed, &batch)
+        if storeError == nil && session.error == nil { storeThread.store(consume handed, in: session) }
     }
 
     /// Throws the first error the store thread met storing this feed's batches, stopping the transfer.
@@ -89,7 +92,6 @@ final class IngestConsumer: FetchConsumer {
             emit(.articleIngested(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
             return
         }
-        if batch.isEmpty { batch.reserveCapacity(StoreThread.handOffSize) }
         batch.append(article)
         if batch.count >= StoreThread.handOffSize { flush() }
     }

@@ -206,3 +206,20 @@ public struct ClosureObserver: IngestObserver {
     /// Calls the closure.
     public func ingest(_ event: IngestEvent) { handler(event) }
 }
+
+extension IngestedArticle {
+    /// A commit's articles as events, in order, each article moved out of its `StoredArticle` (swapped with an empty
+    /// one): a `map` copied every article, each field retained, then released the originals with the array.
+    static func events(_ committed: consuming [StoredArticle], entry: FeedEntry) -> [IngestEvent] {
+        var committed = consume committed
+        var events: [IngestEvent] = []
+        events.reserveCapacity(committed.count)
+        for index in committed.indices {
+            var article = Article(id: "", idSource: .hash, feed: "")
+            swap(&article, &committed[index].article)
+            events.append(.articleIngested(IngestedArticle(entry: entry, article: consume article, id: committed[index].id,
+                                                           change: committed[index].change)))
+        }
+        return events
+    }
+}

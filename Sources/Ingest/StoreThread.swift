@@ -68,8 +68,8 @@ final class StoreThread: Sendable {
     }
 
     /// Hands a batch of a started feed's articles to the store thread; blocks only while the queue is full.
-    func store(_ batch: [Article], in session: StoreSession) {
-        jobs.send(.articles(batch, session))
+    func store(_ batch: consuming [Article], in session: StoreSession) {
+        jobs.send(.articles(ArticleBatch(batch), session))
     }
 
     /// Runs `body` with the context on the store thread, after every job queued before, and returns its result.
@@ -114,9 +114,33 @@ final class StoreSession: Sendable {
     func drop() { dropped.store(true, ordering: .releasing) }
 }
 
+/// Articles on their way to the store thread, which takes the array out of the box: it is then the array's only owner,
+/// and can move the articles out instead of copying them (an array in the job itself was also referenced by the job).
+private final class ArticleBatch: Sendable {
+    private let articles: Mutex<[Article]>
+
+    init(_ articles: consuming [Article]) {
+        self.articles = Mutex(articles)
+    }
+
+    /// The articles; the box is empty afterwards.
+    func take() -> [Article] {
+        articles.withLock { articles in
+            var taken: [Article] = []
+            swap(&taken, &articles)
+            return taken
+        }
+    }
+}
+
+extension Article {
+    /// A placeholder left where an article was moved out of an array: no field holds storage.
+    fileprivate static var empty: Article { Article(id: "", idSource: .hash, feed: "") }
+}
+
 /// A job for the store thread.
 private enum Job: Sendable {
-    case articles([Article], StoreSession)
+    case articles(ArticleBatch, StoreSession)
     case perform(@Sendable (StoreContext) -> Void)
     case stop
 }
@@ -151,8 +175,15 @@ private struct StoreLoop {
             case .articles(let batch, let session):
                 current = session
                 guard !session.isDropped, session.error == nil else { continue }
+                // Each article is moved out of the batch (swapped with an empty one) into the context's pending batch:
+                // a for-in loop copied each, every field retained, and released them with the batch.
+                var articles = batch.take()
                 do throws(StoreError) {
-                    for article in batch { report(try context.store(article, in: session.feed), session) }
+                    for index in articles.indices {
+                        var article = Article.empty
+                        swap(&article, &articles[index])
+                        report(try context.store(consume article, in: session.feed), session)
+                    }
                 } catch {
                     session.fail(error)
                     continue
@@ -171,8 +202,9 @@ private struct StoreLoop {
         do { report(try context.commitIfDue(), session) } catch { session.fail(error) }
     }
 
-    private func report(_ committed: [StoredArticle], _ session: StoreSession) {
-        emitAll(committed.map { .articleIngested(IngestedArticle(entry: session.entry, article: $0.article, id: $0.id, change: $0.change)) })
+    private func report(_ committed: consuming [StoredArticle], _ session: StoreSession) {
+        guard !committed.isEmpty else { return }
+        emitAll(IngestedArticle.events(committed, entry: session.entry))
     }
 }
 

@@ -180,7 +180,7 @@ final class Worker {
     }
 
     private func report(_ committed: [StoredArticle], _ entry: FeedEntry) {
-        emitAll(committed.map { .articleIngested(IngestedArticle(entry: entry, article: $0.article, id: $0.id, change: $0.change)) })
+        emitAll(IngestedArticle.events(committed, entry: entry))
     }
 
     /// Whether the failure says the machine has no network (no name resolution, no route), rather than that this

@@ -113,9 +113,9 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
-    func write(_ pending: PendingArticle, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
         let contentHash = Int64(bitPattern: row.contentHash)
-        let result = try run(SQL.upsertArticle) { p in Self.bindArticle(&p, pending.article, row, feed: feed, contentHash: contentHash, now: now) }
+        let result = try run(SQL.upsertArticle) { p in Self.bindArticle(&p, article, row, feed: feed, contentHash: contentHash, now: now) }
         guard result.rows == 1, let id = result.int64(0, 0) else {
             throw StoreError(kind: .postgres, message: "the upsert returned no row", path: location, operation: SQL.upsertArticle.sql)
         }
