@@ -245,6 +245,10 @@ final class StringEventAdapter: XMLEventHandler {
         /// White-space-only text nodes up to 64 bytes: the indentation between elements repeats, and a
         /// handful of distinct ones cover a document.
         var whitespace = InternTable<InternedText>(slots: 64)
+        /// The attribute dictionary handed to the delegate, emptied after each start tag and filled again for the
+        /// next: a dictionary made and freed per tag cost ~700 instructions (issue 18). A delegate that keeps the
+        /// dictionary keeps its own copy; emptying a shared one then leaves that copy alone.
+        var attributes: [String: String] = [:]
     }
 
     private let state: UnsafeMutablePointer<State>
@@ -289,8 +293,10 @@ final class StringEventAdapter: XMLEventHandler {
                     target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
                                            qualifiedName: element.qualifiedArgument, attributes: target.noAttributes)
                 } else {
+                    fillAttributes(attributes)
                     target.delegate.parser(target.owner, didStartElement: element.localName, namespaceURI: element.namespaceArgument,
-                                           qualifiedName: element.qualifiedArgument, attributes: dictionary(attributes))
+                                           qualifiedName: element.qualifiedArgument, attributes: state.pointee.attributes)
+                    emptyAttributes()
                 }
             }
         }
@@ -305,8 +311,8 @@ final class StringEventAdapter: XMLEventHandler {
         state.pointee.openCapacity = capacity
     }
 
-    /// The attributes keyed by qualified name, the names interned like the elements'.
-    private func dictionary(_ attributes: XMLAttributes) -> [String: String] {
+    /// Fills the reused dictionary with the attributes keyed by qualified name, the names interned like the elements'.
+    private func fillAttributes(_ attributes: XMLAttributes) {
         // Sized once: grown from empty, a dictionary of three attributes was reallocated twice and every key hashed
         // again each time (~700 instructions a start tag on the Atom fixture; issue 18).
         var count = 0
@@ -316,13 +322,21 @@ final class StringEventAdapter: XMLEventHandler {
                 cursor += 2
             }
         }
-        var dictionary = [String: String](minimumCapacity: count)
+        state.pointee.attributes.reserveCapacity(count)
         for attribute in attributes {
             let name = state.pointee.names.intern(attribute.name)
-            dictionary[name.name._withUnsafeGuaranteedRef { $0.qualifiedName }] = attribute.value.string
+            state.pointee.attributes[name.name._withUnsafeGuaranteedRef { $0.qualifiedName }] = attribute.value.string
             if name.owned { name.name.release() }
         }
-        return dictionary
+    }
+
+    /// Empties the dictionary for the next start tag, keeping its storage unless a tag with many attributes grew it.
+    private func emptyAttributes() {
+        if state.pointee.attributes.capacity > 64 {
+            state.pointee.attributes = [:]
+        } else {
+            state.pointee.attributes.removeAll(keepingCapacity: true)
+        }
     }
 
     func endElement(_ name: XMLName) {

@@ -114,4 +114,47 @@ struct NameInterningTests {
         try parser.parse(Array("</a>".utf8))
         try parser.finish()
     }
+    /// The attribute dictionary is one storage emptied and refilled per start tag: a delegate that keeps the
+    /// dictionaries it is handed must still see each tag's own, after later tags, and after a tag with so many
+    /// attributes that the storage is replaced rather than kept.
+    @Test(arguments: [true, false])
+    func keptAttributeDictionariesAreNotChangedByLaterTags(namespaces: Bool) throws {
+        final class Keeper: ExpatXMLParserDelegate {
+            var kept: [[String: String]] = []
+            var keepsEvery: Bool
+            init(keepsEvery: Bool) { self.keepsEvery = keepsEvery }
+            func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
+                        qualifiedName qName: String?, attributes attributeDict: [String: String]) {
+                // Every other tag's dictionary is let go, so both paths (shared, then unique again) are taken.
+                if keepsEvery || kept.count % 2 == 0 || elementName == "wide" { kept.append(attributeDict) } else { kept.append([:]) }
+            }
+        }
+        var xml = #"<root xmlns:p="urn:p">"#
+        var expected: [[String: String]] = [[:]]
+        for index in 0..<40 {
+            xml += #"<e a="\#(index)" p:b="x\#(index)"/>"#
+            expected.append(["a": "\(index)", "p:b": "x\(index)"])
+            if index == 20 {
+                let names = (0..<100).map { "w\($0)" }
+                xml += "<wide " + names.map { #"\#($0)="\#($0)v""# }.joined(separator: " ") + "/>"
+                expected.append(Dictionary(uniqueKeysWithValues: names.map { ($0, "\($0)v") }))
+            }
+        }
+        xml += #"<last only="1"/></root>"#
+        expected.append(["only": "1"])
+        if !namespaces { expected[0] = ["xmlns:p": "urn:p"] }
+        for keepsEvery in [true, false] {
+            var configuration = ExpatXMLConfiguration()
+            configuration.processesNamespaces = namespaces
+            let parser = ExpatXMLParser(configuration: configuration)
+            let keeper = Keeper(keepsEvery: keepsEvery)
+            parser.delegate = keeper
+            try parser.parse(Array(xml.utf8))
+            try parser.finish()
+            #expect(keeper.kept.count == expected.count)
+            for (index, (kept, want)) in zip(keeper.kept, expected).enumerated() where keepsEvery || index % 2 == 0 || want.count == 100 {
+                #expect(kept == want, "tag \(index)")
+            }
+        }
+    }
 }
