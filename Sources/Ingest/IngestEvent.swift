@@ -192,6 +192,16 @@ extension FeedCounts {
 public protocol IngestObserver: Sendable {
     /// Handles one event, on the pipeline's event queue.
     func ingest(_ event: IngestEvent)
+
+    /// Ends a batch: called on the event queue after the events that were handed over together (a commit's
+    /// articles; any other event is a batch of its own), the place to flush output that ``ingest(_:)`` buffered.
+    /// Does nothing by default.
+    func ingestBatchFinished()
+}
+
+extension IngestObserver {
+    /// Does nothing.
+    public func ingestBatchFinished() {}
 }
 
 /// An observer made of a closure.

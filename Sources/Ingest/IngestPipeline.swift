@@ -105,7 +105,10 @@ public final class IngestPipeline: Sendable {
         let emit: @Sendable (IngestEvent) -> Void = { event in
             slots.wait()
             queue.async {
-                for observer in observers { observer.ingest(event) }
+                for observer in observers {
+                    observer.ingest(event)
+                    observer.ingestBatchFinished()
+                }
                 slots.signal()
             }
         }
@@ -127,6 +130,7 @@ public final class IngestPipeline: Sendable {
                         for observer in observers { observer.ingest(event) }
                         slots.signal()
                     }
+                    for observer in observers { observer.ingestBatchFinished() }
                 }
             }
         }

@@ -8,7 +8,8 @@ import Syndication
 // stream it writes, are touched only from `ingest(_:)`, which the pipeline calls on its one serial event queue, one
 // event at a time, while the main thread waits in `IngestPipeline.run` (and reads the state only after it returned).
 
-/// Prints each new or updated article on stdout as one NDJSON line, as soon as it is committed.
+/// Prints each new or updated article on stdout as one NDJSON line, as soon as it is committed: the lines of a commit
+/// are flushed together when its batch of events ends (a write per article was 16,000 system calls for a 20 MB feed).
 final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
     private let printsAll: Bool
     private var json = JSONWriter()
@@ -31,12 +32,15 @@ final class ArticleOutputObserver: IngestObserver, @unchecked Sendable {
             stored.article.writeRedacted(to: &json, extra: extra)
             json.raw(0x0A)
             json.withBytes { StandardStreams.output.write($0) }
-            StandardStreams.output.flush()
         case .runFinished:
             StandardStreams.output.flush()
         default:
             break
         }
+    }
+
+    func ingestBatchFinished() {
+        StandardStreams.output.flush()
     }
 }
 

@@ -150,6 +150,58 @@ struct StoreThreadTests {
         for entry in entries { #expect(articles[entry.source] == 5_000) }
     }
 
+    /// Observers hear a batch end after each commit's articles and after every other event, so output buffered in
+    /// `ingest(_:)` (the command's NDJSON lines) is flushed once per commit: never an article left waiting for a later
+    /// commit, and never a flush per article.
+    @Test func aBatchEndFollowsEachCommitsArticlesAndEveryOtherEvent() throws {
+        final class Recorder: IngestObserver, Sendable {
+            let log = Mutex<[String]>([])
+            func ingest(_ event: IngestEvent) {
+                let line: String
+                switch event {
+                case .articleIngested: line = "article"
+                case .runStarted: line = "runStarted"
+                case .runFinished: line = "runFinished"
+                case .feedStarted: line = "feedStarted"
+                case .firstElement: line = "firstElement"
+                case .feedFinished: line = "feedFinished"
+                }
+                log.withLock { $0.append(line) }
+            }
+            func ingestBatchFinished() { log.withLock { $0.append("end") } }
+        }
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("batches.rss")
+        try Self.writeFeed(url, items: 250, size: 50, name: "batches")
+        var configuration = StoreConfiguration()
+        configuration.commitBatchSize = 100  // commits of 100, 100 and the last 50 with the feed's end
+        let store = try Store(path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        let pipeline = IngestPipeline(store: store)
+        let recorder = Recorder()
+        pipeline.addObserver(recorder)
+        let summary = pipeline.run([FeedEntry(location: .local(url.path), source: url.path)])
+        #expect(summary.ok == 1 && summary.articles.new == 250, "\(summary)")
+        let log = recorder.log.withLock { $0 }
+        // Runs of articles between batch ends: the commits, each whole.
+        var runs: [Int] = []
+        var current = 0
+        for (index, line) in log.enumerated() {
+            switch line {
+            case "article": current += 1
+            case "end":
+                if current > 0 { runs.append(current) }
+                current = 0
+            default:
+                #expect(current == 0, "an article run must end before \(line)")
+                #expect(index + 1 < log.count && log[index + 1] == "end", "\(line) is a batch of its own")
+            }
+        }
+        #expect(current == 0 && log.last == "end", "the log ends with a batch end: \(log.suffix(3))")
+        #expect(runs.reduce(0, +) == 250)
+        #expect(runs == [100, 100, 50], "one batch end per commit: \(runs)")
+    }
+
     /// The store thread moves each article from the worker's hand-off into its batch, and from the committed rows
     /// into the events, instead of copying it (issue 18): every article reported with a store is the parsed article,
     /// field for field and in order, the same as without a store, across several hand-offs of 64 and commits (the last
