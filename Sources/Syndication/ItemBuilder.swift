@@ -146,8 +146,10 @@ struct ItemBuilder {
         if content != nil { content = nil }
         if contentEncoded != nil { contentEncoded = nil }
         if !atomAuthors.isEmpty { atomAuthors = [] }
-        if !dcCreators.isEmpty { dcCreators = [] }
-        if !rssAuthors.isEmpty { rssAuthors = [] }
+        // Names only read in `emit` (made into the article's `Person`s there): emptied with their storage kept for the
+        // next item, one allocation and one free less an item (issue 18).
+        if !dcCreators.isEmpty { dcCreators.removeAll(keepingCapacity: true) }
+        if !rssAuthors.isEmpty { rssAuthors.removeAll(keepingCapacity: true) }
         if !categories.isEmpty { categories = [] }
         if !enclosures.isEmpty { enclosures = [] }
         commentCount = nil
