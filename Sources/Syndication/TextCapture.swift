@@ -65,9 +65,7 @@ struct TextCapture {
     init(field: Field, kind: TextContent.Kind, base: String?) {
         self.field = field
         self.kind = kind
-        // Nearly always the base the last field had: comparing first (equal storage compares in a few instructions)
-        // spares a retain and a release per field.
-        if self.base != base { self.base = base }
+        self.base = base
     }
 
     /// Starts over for another field, keeping the buffers' capacity.

@@ -114,6 +114,7 @@ struct NameInterningTests {
         try parser.parse(Array("</a>".utf8))
         try parser.finish()
     }
+
     /// The attribute dictionary is one storage emptied and refilled per start tag: a delegate that keeps the
     /// dictionaries it is handed must still see each tag's own, after later tags, and after a tag with so many
     /// attributes that the storage is replaced rather than kept.
@@ -121,7 +122,7 @@ struct NameInterningTests {
     func keptAttributeDictionariesAreNotChangedByLaterTags(namespaces: Bool) throws {
         final class Keeper: ExpatXMLParserDelegate {
             var kept: [[String: String]] = []
-            var keepsEvery: Bool
+            let keepsEvery: Bool
             init(keepsEvery: Bool) { self.keepsEvery = keepsEvery }
             func parser(_ parser: ExpatXMLParser, didStartElement elementName: String, namespaceURI: String?,
                         qualifiedName qName: String?, attributes attributeDict: [String: String]) {
