@@ -30,8 +30,13 @@ struct URLResolver {
 
     /// Whether `value` starts with a URL scheme (`http:`, `mailto:`, `data:` …).
     static func hasScheme(_ value: String) -> Bool {
+        value.utf8.withContiguousStorageIfAvailable { hasScheme($0) } ?? hasScheme(Array(value.utf8))
+    }
+
+    /// Whether UTF-8 `bytes` start with a URL scheme; read in place, without making a `String` (issue 18).
+    static func hasScheme<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         var first = true
-        for byte in value.utf8 {
+        for byte in bytes {
             switch byte {
             case 0x3A: return !first  // ':'
             case 0x61...0x7A, 0x41...0x5A: first = false
@@ -69,8 +74,9 @@ struct URLResolver {
         var index = 0
         while index < bytes.count {
             guard let attribute = Self.attributeValue(in: bytes, from: &index) else { break }
+            // Most links are absolute: told from the bytes, before a `String` is made of them (issue 18).
+            if attribute.isEmpty || bytes[attribute.lowerBound] == 0x23 || Self.hasScheme(bytes[attribute]) { continue }
             let value = String(decoding: bytes[attribute], as: UTF8.self)
-            if value.isEmpty || value.hasPrefix("#") || Self.hasScheme(value) { continue }
             let resolved = resolve(Self.decodeAmpersands(value), against: base)
             guard resolved != value else { continue }
             if output.isEmpty { output.reserveCapacity(bytes.count + 64) }
