@@ -29,18 +29,22 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl and libpq are headers only here: CLibraryLoader's stubs open them on first use, so that commands that
+        // never fetch or reach PostgreSQL do not map their 30-odd libraries at start-up (issue 18; ~5 ms a command).
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The gzip trailer's CRC-32 (zlib 1.2.13's own costs ~4 instructions a byte; libdeflate's folds with PCLMULQDQ).
         .systemLibrary(name: "CLibDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNetlink", pkgConfig: "libmnl", providers: [.apt(["libmnl-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Headers only, like CCurl and CLibPQ: CLibraryLoader opens libsystemd on first use.
+        .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        .target(name: "CLibraryLoader"),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Not a library: a header of `static inline` C (SSE2, with a portable fallback) for the repair filter's wide scan.
         .systemLibrary(name: "CByteScan"),
@@ -49,8 +53,8 @@ let package = Package(
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
-        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "Syndication"]),
-        .target(name: "Fetch", dependencies: ["CCurl", "CZlib", "CLibDeflate", "CCrypto"]),
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
         .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
@@ -59,7 +63,7 @@ let package = Package(
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),
-        .target(name: "SystemdNotify", dependencies: ["CSystemd"]),
+        .target(name: "SystemdNotify", dependencies: ["CSystemd", "CLibraryLoader"]),
         // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
         .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
         // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
@@ -106,7 +110,7 @@ let package = Package(
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),
-        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CYajl", "CUchardet", "CLibPQ"]),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CCurl", "CZlib", "CSQLite", "CExpat", "CCrypto", "CXXHash", "CYajl", "CUchardet", "CLibPQ", "CLibraryLoader"]),
     ],
     swiftLanguageModes: [.v6]
 )

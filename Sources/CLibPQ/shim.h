@@ -1,7 +1,7 @@
 #ifndef FEEDINGEST_CLIBPQ_SHIM_H
 #define FEEDINGEST_CLIBPQ_SHIM_H
 // libpq, PostgreSQL's C client library (https://www.postgresql.org/docs/current/libpq.html), from libpq-dev.
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>  // not linked: see CLibraryLoader
 
 // The PG_DIAG_* field codes of PQresultErrorField are character-literal macros, which Swift does not import.
 static inline int CLibPQ_diagSQLState(void) { return PG_DIAG_SQLSTATE; }

@@ -2,6 +2,7 @@ import CCrypto
 import CCurl
 import CExpat
 import CLibPQ
+import CLibraryLoader
 import CSQLite
 import CUchardet
 import CXXHash
@@ -279,6 +280,9 @@ struct CShimTests {
 struct LibPQShimTests {
     @Test func libpqParsesURIsAndRefusesGarbageWithoutConnecting() {
         #expect(PQlibVersion() >= 140000, "libpq 14 or later")
+        // The call went through CLibraryLoader's stub, which opened libpq (it is not linked).
+        #expect(CLibraryLoader_isLoaded("libpq.so.5") == 1)
+        #expect(CLibraryLoader_isLoaded("libnothing.so.1") == 0)
         var message: UnsafeMutablePointer<CChar>?
         let good = PQconninfoParse("postgresql://user@/db?host=/tmp&port=5433", &message)
         #expect(good != nil && message == nil)

@@ -1,0 +1,33 @@
+#ifndef FEEDINGEST_LOADER_H
+#define FEEDINGEST_LOADER_H
+// The stubs' shared part (loader.c): one library opened once, and each function looked up once.
+#include <pthread.h>
+
+/// A library the stubs open on first use.
+struct feedingest_lazy_library {
+    const char *soname;
+    const char *package;       // the Debian package that installs it, for the error message
+    void *handle;              // set once, under lock; read with acquire
+    pthread_mutex_t lock;
+};
+
+extern struct feedingest_lazy_library feedingest_libcurl;
+extern struct feedingest_lazy_library feedingest_libpq;
+extern struct feedingest_lazy_library feedingest_libsystemd;
+
+/// The address of `name` in `library`, opening the library first if need be; exits the process if either fails.
+void *feedingest_lazy_symbol(struct feedingest_lazy_library *library, const char *name);
+
+/// The real function `name` of `library`, as a pointer of the header's type: looked up on the first call, then kept.
+#define FEEDINGEST_LAZY(library, name) \
+    ({ \
+        static __typeof__(&name) feedingest_cached; \
+        __typeof__(&name) feedingest_function = __atomic_load_n(&feedingest_cached, __ATOMIC_ACQUIRE); \
+        if (!feedingest_function) { \
+            feedingest_function = (__typeof__(&name))feedingest_lazy_symbol(&(library), #name); \
+            __atomic_store_n(&feedingest_cached, feedingest_function, __ATOMIC_RELEASE); \
+        } \
+        feedingest_function; \
+    })
+
+#endif
