@@ -6,8 +6,8 @@
 #include "loader.h"
 
 #define CURL_REAL(name) FEEDINGEST_LAZY(feedingest_libcurl, name)
-#define STUB(type, name, parameters, arguments) type name parameters { return CURL_REAL(name) arguments; }
-#define VOID_STUB(name, parameters, arguments) void name parameters { CURL_REAL(name) arguments; }
+#define STUB(type, name, parameters, arguments) FEEDINGEST_STUB type name parameters { return CURL_REAL(name) arguments; }
+#define VOID_STUB(name, parameters, arguments) FEEDINGEST_STUB void name parameters { CURL_REAL(name) arguments; }
 
 STUB(CURLcode, curl_global_init, (long flags), (flags))
 STUB(char *, curl_version, (void), ())
@@ -40,7 +40,7 @@ STUB(const char *, curl_url_strerror, (CURLUcode code), (code))
 
 // The variadic three take one argument after the option, whose type the option's number range gives
 // (CURLOPTTYPE_LONG, _OBJECTPOINT and _FUNCTIONPOINT, _OFF_T, _BLOB: curl/curl.h); it is read as that type and passed on.
-CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...) {
+FEEDINGEST_STUB CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...) {
     va_list list;
     va_start(list, option);
     CURLcode code;
@@ -52,7 +52,7 @@ CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...) {
     return code;
 }
 
-CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...) {
+FEEDINGEST_STUB CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...) {
     va_list list;
     va_start(list, option);
     CURLMcode code;
@@ -64,7 +64,7 @@ CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...) {
 }
 
 // Every CURLINFO answers through a pointer.
-CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...) {
+FEEDINGEST_STUB CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...) {
     va_list list;
     va_start(list, info);
     CURLcode code = CURL_REAL(curl_easy_getinfo)(curl, info, va_arg(list, void *));

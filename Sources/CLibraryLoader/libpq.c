@@ -4,8 +4,8 @@
 #include "loader.h"
 
 #define PQ_REAL(name) FEEDINGEST_LAZY(feedingest_libpq, name)
-#define STUB(type, name, parameters, arguments) type name parameters { return PQ_REAL(name) arguments; }
-#define VOID_STUB(name, parameters, arguments) void name parameters { PQ_REAL(name) arguments; }
+#define STUB(type, name, parameters, arguments) FEEDINGEST_STUB type name parameters { return PQ_REAL(name) arguments; }
+#define VOID_STUB(name, parameters, arguments) FEEDINGEST_STUB void name parameters { PQ_REAL(name) arguments; }
 
 STUB(int, PQlibVersion, (void), ())
 STUB(PQconninfoOption *, PQconninfoParse, (const char *conninfo, char **errmsg), (conninfo, errmsg))

@@ -18,6 +18,11 @@ extern struct feedingest_lazy_library feedingest_libsystemd;
 /// The address of `name` in `library`, opening the library first if need be; exits the process if either fails.
 void *feedingest_lazy_symbol(struct feedingest_lazy_library *library, const char *name);
 
+/// Marks a stub hidden: not in the program's dynamic symbol table (the command is linked with --export-dynamic), so
+/// the library, once opened, binds its own calls of its own functions to itself rather than to these stubs (which
+/// would then run inside dlopen, under the loader's lock, if the library called one while it initialises).
+#define FEEDINGEST_STUB __attribute__((visibility("hidden")))
+
 /// The real function `name` of `library`, as a pointer of the header's type: looked up on the first call, then kept.
 #define FEEDINGEST_LAZY(library, name) \
     ({ \

@@ -3,10 +3,10 @@
 #include <systemd/sd-daemon.h>
 #include "loader.h"
 
-int sd_notify(int unset_environment, const char *state) {
+FEEDINGEST_STUB int sd_notify(int unset_environment, const char *state) {
     return FEEDINGEST_LAZY(feedingest_libsystemd, sd_notify)(unset_environment, state);
 }
 
-int sd_watchdog_enabled(int unset_environment, uint64_t *usec) {
+FEEDINGEST_STUB int sd_watchdog_enabled(int unset_environment, uint64_t *usec) {
     return FEEDINGEST_LAZY(feedingest_libsystemd, sd_watchdog_enabled)(unset_environment, usec);
 }

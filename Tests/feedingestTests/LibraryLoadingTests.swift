@@ -9,9 +9,9 @@ struct LibraryLoadingTests {
     static let lazyLibraries: Set = ["libcurl.so.4", "libpq.so.5", "libsystemd.so.0"]
 
     /// Runs the command with the dynamic loader's own trace (`LD_DEBUG=files`) and returns what it opened, by file name.
-    static func opened(_ arguments: [String]) throws -> (result: CommandRunner.Result, libraries: Set<String>) {
+    static func opened(_ arguments: [String], trace: String = "files") throws -> (result: CommandRunner.Result, libraries: Set<String>) {
         var environment = ProcessInfo.processInfo.environment
-        environment["LD_DEBUG"] = "files"
+        environment["LD_DEBUG"] = trace
         let result = try CommandRunner.run(arguments, environment: environment)
         var libraries: Set<String> = []
         for line in result.stderr.split(separator: "\n") {
@@ -38,12 +38,39 @@ struct LibraryLoadingTests {
 
     @Test func fetchingOpensLibcurlOnItsFirstCall() throws {
         let server = try NginxServer(.init(root: Paths.realworld))
-        let (result, libraries) = try Self.opened(["parse", "http://127.0.0.1:\(server.port)/atp.rss"])
+        let (result, libraries) = try Self.opened(["parse", "http://127.0.0.1:\(server.port)/atp.rss"], trace: "files,bindings")
         #expect(result.status == 0, "\(result.stderr.suffix(2_000))")
         #expect(result.lines.count == 100)
         #expect(libraries.contains("libcurl.so.4"), "\(libraries.sorted())")
         #expect(!libraries.contains("libpq.so.5"))
         // Opened by the program (dlopen), not listed as needed at start-up.
         #expect(result.stderr.contains("file=libcurl.so.4 [0];  dynamically loaded by"))
+        // libcurl's calls of its own functions bind to libcurl, not to the program's stubs of the same names (which are
+        // hidden): a stub run from inside dlopen would wait on the loader's lock forever.
+        let binary = CommandRunner.binary.lastPathComponent
+        let intoStubs = result.stderr.split(separator: "\n").filter {
+            $0.contains("binding file") && $0.contains("libcurl.so.4") && $0.contains("/\(binary) [0]: normal symbol `curl_")
+        }
+        #expect(result.stderr.contains("binding file"), "the trace lists bindings")
+        #expect(intoStubs.isEmpty, "\(intoStubs.prefix(3))")
+    }
+
+    /// The stubs are hidden in their objects, so no link of them (the release command is linked with --export-dynamic)
+    /// can put them in a program's dynamic symbol table, where the opened library's own calls would bind to them.
+    @Test func theStubsAreHiddenSymbols() throws {
+        let objects = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("CLibraryLoader.build")
+        var stubs: [String: Int] = [:]
+        for (object, prefix) in [("curl.c.o", "curl_"), ("libpq.c.o", "PQ"), ("systemd.c.o", "sd_")] {
+            let listing = try ChildProcess.run("/usr/bin/readelf", ["-sW", objects.appendingPathComponent(object).path])
+            #expect(listing.status == 0, "\(listing.standardError)")
+            // "    77: 0000000000000220    93 FUNC    GLOBAL HIDDEN     2 curl_easy_init"
+            for line in listing.standardOutput.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count >= 8, fields[3] == "FUNC", fields[4] == "GLOBAL", fields[7].hasPrefix(prefix) else { continue }
+                #expect(fields[5] == "HIDDEN", "\(object): \(fields[7]) is \(fields[5])")
+                stubs[object, default: 0] += 1
+            }
+        }
+        #expect(stubs["curl.c.o", default: 0] >= 25 && stubs["libpq.c.o", default: 0] >= 25 && stubs["systemd.c.o"] == 2, "\(stubs)")
     }
 }
