@@ -39,29 +39,24 @@ STUB(CURLUcode, curl_url_set, (CURLU *handle, CURLUPart what, const char *part, 
 STUB(const char *, curl_url_strerror, (CURLUcode code), (code))
 
 // The variadic three take one argument after the option, whose type the option's number range gives
-// (CURLOPTTYPE_LONG, _OBJECTPOINT and _FUNCTIONPOINT, _OFF_T, _BLOB: curl/curl.h); it is read as that type and passed on.
-FEEDINGEST_STUB CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...) {
-    va_list list;
-    va_start(list, option);
-    CURLcode code;
-    if (option < CURLOPTTYPE_OBJECTPOINT) code = CURL_REAL(curl_easy_setopt)(curl, option, va_arg(list, long));
-    else if (option < CURLOPTTYPE_OFF_T) code = CURL_REAL(curl_easy_setopt)(curl, option, va_arg(list, void *));
-    else if (option < CURLOPTTYPE_BLOB) code = CURL_REAL(curl_easy_setopt)(curl, option, va_arg(list, curl_off_t));
-    else code = CURL_REAL(curl_easy_setopt)(curl, option, va_arg(list, void *));
-    va_end(list);
-    return code;
-}
+// (CURLOPTTYPE_LONG, _OBJECTPOINT and _FUNCTIONPOINT, _OFF_T, _BLOB: curl/curl.h; CURLMoption uses the same ranges);
+// it is read as that type and passed on.
+#define SETOPT_STUB(type, name, handle_type, option_type) \
+    FEEDINGEST_STUB type name(handle_type *handle, option_type option, ...) { \
+        __typeof__(&name) real = CURL_REAL(name); \
+        va_list list; \
+        va_start(list, option); \
+        type code; \
+        if (option < CURLOPTTYPE_OBJECTPOINT) code = real(handle, option, va_arg(list, long)); \
+        else if (option < CURLOPTTYPE_OFF_T) code = real(handle, option, va_arg(list, void *)); \
+        else if (option < CURLOPTTYPE_BLOB) code = real(handle, option, va_arg(list, curl_off_t)); \
+        else code = real(handle, option, va_arg(list, void *)); \
+        va_end(list); \
+        return code; \
+    }
 
-FEEDINGEST_STUB CURLMcode curl_multi_setopt(CURLM *multi, CURLMoption option, ...) {
-    va_list list;
-    va_start(list, option);
-    CURLMcode code;
-    if (option < CURLOPTTYPE_OBJECTPOINT) code = CURL_REAL(curl_multi_setopt)(multi, option, va_arg(list, long));
-    else if (option < CURLOPTTYPE_OFF_T) code = CURL_REAL(curl_multi_setopt)(multi, option, va_arg(list, void *));
-    else code = CURL_REAL(curl_multi_setopt)(multi, option, va_arg(list, curl_off_t));
-    va_end(list);
-    return code;
-}
+SETOPT_STUB(CURLcode, curl_easy_setopt, CURL, CURLoption)
+SETOPT_STUB(CURLMcode, curl_multi_setopt, CURLM, CURLMoption)
 
 // Every CURLINFO answers through a pointer.
 FEEDINGEST_STUB CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...) {
