@@ -55,6 +55,24 @@ struct LibraryLoadingTests {
         #expect(intoStubs.isEmpty, "\(intoStubs.prefix(3))")
     }
 
+    /// A library that cannot be opened ends the command that needs it with a message naming it and its package; a
+    /// command that does not need it runs as before (here libcurl is shadowed by an empty file on LD_LIBRARY_PATH).
+    @Test func aLibraryThatCannotBeOpenedIsNamedWhenFirstNeeded() throws {
+        let directory = try Paths.temporaryDirectory("feedingest-libraries")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data().write(to: directory.appendingPathComponent("libcurl.so.4"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_LIBRARY_PATH"] = directory.path
+        let fetching = try CommandRunner.run(["parse", "http://127.0.0.1:1/feed.xml"], environment: environment)
+        #expect(fetching.status == 1)
+        #expect(fetching.stderr.contains("feedingest: cannot use libcurl.so.4 (Debian package libcurl4): "), "\(fetching.stderr)")
+        #expect(fetching.stderr.contains(directory.path + "/libcurl.so.4"))
+        let local = try CommandRunner.run(["parse", Paths.packageRoot.appendingPathComponent("examples/rss2-enclosures.xml").path],
+                                          environment: environment)
+        #expect(local.status == 0, "\(local.stderr)")
+        #expect(local.lines.count > 0)
+    }
+
     /// The stubs are hidden in their objects, so no link of them (the release command is linked with --export-dynamic)
     /// can put them in a program's dynamic symbol table, where the opened library's own calls would bind to them.
     @Test func theStubsAreHiddenSymbols() throws {
