@@ -30,7 +30,7 @@ enum StoreLocation {
         do {
             return try Store.open(path, configuration: configuration)
         } catch {
-            var line = "feedingest: cannot use the store \(Store.displayName(of: path)): \(error)"
+            var line = cannotUse(Store.displayName(of: path), error)
             if let hint = error.hint, !line.contains(hint) { line += " (\(hint))" }
             StandardStreams.error.write(line + "\n")
             return nil
@@ -39,6 +39,12 @@ enum StoreLocation {
 }
 
 extension StoreLocation {
+    /// "feedingest: cannot use the store NAME: why", with NAME once: a `StoreError` starts with the store's name itself.
+    static func cannotUse(_ name: String, _ error: any Error) -> String {
+        let why = "\(error)"
+        return why.hasPrefix(name + ":") ? "feedingest: cannot use the store \(why)" : "feedingest: cannot use the store \(name): \(why)"
+    }
+
     /// Opens the store of `option` read-only for a reading command, or prints one line on stderr and returns `nil`
     /// (the command exits 2). A missing store is never created, nor its directory.
     static func openForReading(option: String?) -> StoreContext? {

@@ -198,14 +198,14 @@ enum WatchCommand {
                                            downloads?.report(event)
                                        })
         } catch {
-            StandardStreams.error.write("feedingest: cannot use the store \(store.path): \(error)\n")
+            StandardStreams.error.write(StoreLocation.cannotUse(store.path, error) + "\n")
             return 2
         }
         let reloader = ListReloader(path: listPath, name: listName, service: service, stats: stats, quiet: quiet)
         do {
             try reloader.apply(list, initial: true)
         } catch {
-            StandardStreams.error.write("feedingest: cannot use the store \(store.path): \(error)\n")
+            StandardStreams.error.write(StoreLocation.cannotUse(store.path, error) + "\n")
             return 2
         }
         let watcher: FileWatcher?

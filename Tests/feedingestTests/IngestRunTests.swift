@@ -249,6 +249,7 @@ struct IngestRunTests {
         #expect(inLocked.stdout.isEmpty)
         #expect(inLocked.stderr.hasPrefix("feedingest: cannot use the store \(locked.path)/store.sqlite"), "\(inLocked.stderr)")
         #expect(inLocked.stderr.split(separator: "\n").count == 1, "one clear line: \(inLocked.stderr)")
+        #expect(inLocked.stderr.components(separatedBy: "\(locked.path)/store.sqlite").count == 2, "the store named once: \(inLocked.stderr)")
 
         // An existing store made read-only: refused before any feed is fetched, and left as it was.
         let store = directory.appendingPathComponent("store.sqlite")

@@ -228,6 +228,11 @@ struct PostgresCommandTests {
         let lines = run.stderr.split(separator: "\n")
         #expect(lines.count == 1, "one line: \(run.stderr)", sourceLocation: sourceLocation)
         #expect(run.stderr.hasPrefix("feedingest: cannot use the store postgresql://"), "\(run.stderr)", sourceLocation: sourceLocation)
+        // The store is named once: not "the store NAME: NAME: why" (a StoreError names its store itself).
+        let named = run.stderr.dropFirst("feedingest: cannot use the store ".count)
+        if let colon = named.range(of: ": ") {
+            #expect(!named[colon.upperBound...].hasPrefix(named[..<colon.lowerBound]), "named twice: \(run.stderr)", sourceLocation: sourceLocation)
+        }
         for word in words { #expect(run.stderr.contains(word), "'\(word)' in \(run.stderr)", sourceLocation: sourceLocation) }
         if let password { #expect(!run.stderr.contains(password), "the password leaked: \(run.stderr)", sourceLocation: sourceLocation) }
         return run.stderr
