@@ -36,7 +36,8 @@ let package = Package(
         // The gzip trailer's CRC-32 (zlib 1.2.13's own costs ~4 instructions a byte; libdeflate's folds with PCLMULQDQ).
         .systemLibrary(name: "CLibDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Headers only, like CCurl: CLibraryLoader opens libcrypto on first use.
+        .systemLibrary(name: "CCrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNetlink", pkgConfig: "libmnl", providers: [.apt(["libmnl-dev"])]),
         // Headers only, like CCurl and CLibPQ: CLibraryLoader opens libsystemd on first use.
         .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),

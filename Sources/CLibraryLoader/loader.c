@@ -1,4 +1,4 @@
-// Opens libcurl and libpq on first use (see include/CLibraryLoader.h).
+// Opens libcurl, libpq, libsystemd and libcrypto on first use (see include/CLibraryLoader.h).
 #include "loader.h"
 #include "CLibraryLoader.h"
 #include <dlfcn.h>
@@ -9,6 +9,7 @@
 struct feedingest_lazy_library feedingest_libcurl = { "libcurl.so.4", "libcurl4", NULL, PTHREAD_MUTEX_INITIALIZER };
 struct feedingest_lazy_library feedingest_libpq = { "libpq.so.5", "libpq5", NULL, PTHREAD_MUTEX_INITIALIZER };
 struct feedingest_lazy_library feedingest_libsystemd = { "libsystemd.so.0", "libsystemd0", NULL, PTHREAD_MUTEX_INITIALIZER };
+struct feedingest_lazy_library feedingest_libcrypto = { "libcrypto.so.3", "libssl3", NULL, PTHREAD_MUTEX_INITIALIZER };
 
 static void feedingest_lazy_fail(const struct feedingest_lazy_library *library, const char *why) {
     fprintf(stderr, "feedingest: cannot use %s (Debian package %s): %s\n", library->soname, library->package,
@@ -40,7 +41,7 @@ void *feedingest_lazy_symbol(struct feedingest_lazy_library *library, const char
 }
 
 int CLibraryLoader_isLoaded(const char *soname) {
-    struct feedingest_lazy_library *libraries[] = { &feedingest_libcurl, &feedingest_libpq, &feedingest_libsystemd };
+    struct feedingest_lazy_library *libraries[] = { &feedingest_libcurl, &feedingest_libpq, &feedingest_libsystemd, &feedingest_libcrypto };
     for (size_t index = 0; index < sizeof libraries / sizeof libraries[0]; index += 1) {
         if (strcmp(libraries[index]->soname, soname) == 0) {
             return __atomic_load_n(&libraries[index]->handle, __ATOMIC_ACQUIRE) != NULL;

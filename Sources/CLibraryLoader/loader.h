@@ -14,6 +14,7 @@ struct feedingest_lazy_library {
 extern struct feedingest_lazy_library feedingest_libcurl;
 extern struct feedingest_lazy_library feedingest_libpq;
 extern struct feedingest_lazy_library feedingest_libsystemd;
+extern struct feedingest_lazy_library feedingest_libcrypto;
 
 /// The address of `name` in `library`, opening the library first if need be; exits the process if either fails.
 void *feedingest_lazy_symbol(struct feedingest_lazy_library *library, const char *name);
