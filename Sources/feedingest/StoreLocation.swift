@@ -39,10 +39,10 @@ enum StoreLocation {
 }
 
 extension StoreLocation {
-    /// "feedingest: cannot use the store NAME: why", with NAME once: a `StoreError` starts with the store's name itself.
+    /// "feedingest: cannot use the store NAME: why", with NAME once: a `StoreError` of that store names it itself.
     static func cannotUse(_ name: String, _ error: any Error) -> String {
-        let why = "\(error)"
-        return why.hasPrefix(name + ":") ? "feedingest: cannot use the store \(why)" : "feedingest: cannot use the store \(name): \(why)"
+        if let error = error as? StoreError, error.path == name { return "feedingest: cannot use the store \(error)" }
+        return "feedingest: cannot use the store \(name): \(error)"
     }
 
     /// Opens the store of `option` read-only for a reading command, or prints one line on stderr and returns `nil`
