@@ -154,24 +154,3 @@ extension Substring {
         return result
     }
 }
-
-extension String {
-    /// The string without leading and trailing XML white space (space, tab, CR, LF).
-    func trimmingXMLWhitespace() -> String {
-        // The common case, nothing to trim, read from the bytes in place: String's UTF-8 view indices cost ~100
-        // instructions a call here (issue 18).
-        let untouched = utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-            return bytes.isEmpty || (!isSpace(bytes[0]) && !isSpace(bytes[bytes.count - 1]))
-        }
-        if untouched == true { return self }
-        let utf8 = self.utf8
-        var start = utf8.startIndex
-        var end = utf8.endIndex
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        while start < end, isSpace(utf8[start]) { start = utf8.index(after: start) }
-        while end > start, isSpace(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
-        if start == utf8.startIndex && end == utf8.endIndex { return self }
-        return String(self[start..<end])
-    }
-}
