@@ -74,6 +74,23 @@ struct LibraryLoadingTests {
         #expect(local.lines.count > 0)
     }
 
+    /// A library that opens but lacks a function feedingest calls (too old, or not libcurl at all) is named with the
+    /// function, instead of a crash through a null pointer.
+    @Test func aLibraryWithoutAFunctionIsNamedWithTheFunction() throws {
+        let directory = try Paths.temporaryDirectory("feedingest-libraries")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("empty.c")
+        try Data("int feedingest_not_curl(void) { return 0; }\n".utf8).write(to: source)
+        let built = try ChildProcess.run("/usr/bin/cc", ["-shared", "-fPIC", "-o", directory.appendingPathComponent("libcurl.so.4").path, source.path])
+        #expect(built.status == 0, "\(built.standardError)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_LIBRARY_PATH"] = directory.path
+        let fetching = try CommandRunner.run(["parse", "http://127.0.0.1:1/feed.xml"], environment: environment)
+        #expect(fetching.status == 1)
+        #expect(fetching.stderr.contains("feedingest: cannot use libcurl.so.4 (Debian package libcurl4): it has no function curl_"),
+                "\(fetching.stderr)")
+    }
+
     /// The stubs are hidden in their objects, so no link of them (the release command is linked with --export-dynamic)
     /// can put them in a program's dynamic symbol table, where the opened library's own calls would bind to them.
     @Test func theStubsAreHiddenSymbols() throws {
