@@ -81,7 +81,8 @@ struct LibraryLoadingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("empty.c")
         try Data("int feedingest_not_curl(void) { return 0; }\n".utf8).write(to: source)
-        let built = try ChildProcess.run("/usr/bin/cc", ["-shared", "-fPIC", "-o", directory.appendingPathComponent("libcurl.so.4").path, source.path])
+        // The Swift toolchain's clang (it compiles the package's C targets), so no other compiler need be installed.
+        let built = try ChildProcess.run("/usr/bin/env", ["clang", "-shared", "-fPIC", "-o", directory.appendingPathComponent("libcurl.so.4").path, source.path])
         #expect(built.status == 0, "\(built.standardError)")
         var environment = ProcessInfo.processInfo.environment
         environment["LD_LIBRARY_PATH"] = directory.path
