@@ -35,6 +35,7 @@ final class Delivery {
                 chunk.withUnsafeBytes { process($0) }
             }
             if let completion = batch.completion { return finish(completion) }
+            if !batch.chunks.isEmpty && failure == nil { consumer.fetchWillWait() }
         }
         return nil
     }
@@ -307,6 +308,7 @@ final class Delivery {
                     }
                 }
                 if !more { break }
+                if reader.mayWait && failure == nil { consumer.fetchWillWait() }
             } catch {
                 completion.abort = FetchError(kind: .fileUnreadable, message: error.message, url: url)
                 break

@@ -17,6 +17,12 @@ public protocol FetchConsumer: AnyObject {
     func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws
     /// The body is complete and intact. Not called when the transfer failed or was truncated. Default: nothing.
     func fetchDidFinish() throws
+    /// Every body byte that had arrived has been delivered, and the delivery now looks for more: it waits unless
+    /// more came meanwhile. A consumer that gathers what it parsed into batches hands them on here, so a slow
+    /// download's results are not held back until its next bytes; a fast one's pile up to full batches instead of
+    /// going out after each piece of the body. Not called for a regular local file, which never makes it wait.
+    /// Default: nothing.
+    func fetchWillWait()
 }
 
 extension FetchConsumer {
@@ -24,6 +30,8 @@ extension FetchConsumer {
     public func fetchDidReceiveResponse(_ response: FetchResponse) throws {}
     /// Does nothing.
     public func fetchDidFinish() throws {}
+    /// Does nothing.
+    public func fetchWillWait() {}
 }
 
 /// One transfer in progress: a handle to cancel it, watch it, and deliver its body to a consumer.

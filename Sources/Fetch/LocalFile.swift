@@ -10,6 +10,8 @@ final class LocalFileReader {
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private var buffer: [UInt8]
+    /// Whether a read may wait for bytes: standard input, a pipe, a socket or a device; not a regular file.
+    let mayWait: Bool
 
     /// Why a local file could not be read, in words (`the file does not exist`, `is a directory, not a feed file`, ...).
     struct Failure: Error {
@@ -22,6 +24,7 @@ final class LocalFileReader {
         guard let path else {
             descriptor = 0
             ownsDescriptor = false
+            mayWait = !Self.isRegularFile(0)
             return
         }
         let opened = Self.retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
@@ -33,6 +36,12 @@ final class LocalFileReader {
         }
         descriptor = opened
         ownsDescriptor = true
+        mayWait = status.st_mode & S_IFMT != S_IFREG
+    }
+
+    private static func isRegularFile(_ descriptor: Int32) -> Bool {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
     deinit { if ownsDescriptor { close(descriptor) } }

@@ -47,8 +47,14 @@ final class IngestConsumer: FetchConsumer {
     func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
         defer { noteFirstElement() }  // a root recognised before an error still counts
         try feed.fetchDidReceive(bytes)
-        flush()
         try checkStore()
+    }
+
+    /// The bytes that had arrived are parsed: hands over what they held, so a slow download's articles are stored
+    /// without waiting for its next bytes. Not after every piece of the body: on a fast transfer those come every
+    /// few kilobytes, and a hand-off of a few articles each woke the store thread, which then took the parser's core.
+    func fetchWillWait() {
+        flush()
     }
 
     func fetchDidFinish() throws {

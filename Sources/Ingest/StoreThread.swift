@@ -21,8 +21,9 @@ import Syndication
 /// Only `Sendable` values cross: article batches, `FeedID`s, `StoredArticle`s, results and errors. One producer (the
 /// worker thread) and one consumer (the store thread).
 final class StoreThread: Sendable {
-    /// Articles per hand-off from the worker to the store thread (a hand-off also happens at the end of each body
-    /// chunk, so a slow download's articles are not held back). Not the store's commit batch
+    /// Articles per hand-off from the worker to the store thread (a hand-off also happens whenever the parser has
+    /// caught up with the download and waits for bytes, so a slow download's articles are not held back). Not the
+    /// store's commit batch
     /// (`StoreConfiguration.commitBatchSize`, articles per transaction).
     static let handOffSize = 64
 

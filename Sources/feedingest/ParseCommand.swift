@@ -178,8 +178,8 @@ enum ParseCommand {
         }
     }
 
-    /// Passes the body to the feed's consumer and flushes stdout after each chunk, so articles go out as the body
-    /// arrives, never held to the end.
+    /// Passes the body to the feed's consumer and flushes stdout whenever it has parsed every byte that arrived, so
+    /// articles go out as the body arrives, never held to the end (nor written a few at a time on a fast transfer).
     final class PrintingConsumer: FetchConsumer {
         let feed: FeedParsingConsumer
         private var json = JSONWriter()
@@ -199,8 +199,11 @@ enum ParseCommand {
         }
 
         func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
-            defer { StandardStreams.output.flush() }
             try feed.fetchDidReceive(bytes)
+        }
+
+        func fetchWillWait() {
+            StandardStreams.output.flush()
         }
 
         func fetchDidFinish() throws {

@@ -3,6 +3,7 @@ import Foundation
 import Ingest
 import Synchronization
 import Syndication
+import TestSupport
 import Testing
 
 /// The store thread each worker owns: its failures and its ordering when the store is slower than the parser.
@@ -360,5 +361,44 @@ struct StoreThreadTests {
         #expect(finished.wait(timeout: .now() + 60) == .success)
         #expect(summary.withLock { $0 }?.articles.new == 20_000)
         #expect(seen.load(ordering: .relaxed) == 20_000)
+    }
+}
+
+/// Hand-offs to the store thread while the download is quiet.
+@Suite("Ingest store thread hand-offs")
+struct StoreThreadHandOffTests {
+    /// The fault server sends one item and holds the rest: that article must be stored, committed (after the store's
+    /// batch interval) and reported while the server waits, so the parser hands it over when it runs out of bytes,
+    /// not only after 64 articles or at the end. The test releases the server when it hears the article.
+    @Test func aSlowDownloadsArticleIsStoredBeforeTheRestArrives() throws {
+        let server = try FaultServer.shared.get()
+        let directory = try StoreThreadTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(path: directory.appendingPathComponent("store.sqlite").path)
+        let token = "handoff-\(UUID().uuidString.prefix(8))"
+        let url = server.url("/stream?items=20&token=\(token)")
+        let pipeline = IngestPipeline(store: store)
+        let fallbackFired = Atomic<Bool>(false)
+        let first = Mutex<(title: String?, afterFallback: Bool)?>(nil)
+        pipeline.addObserver(ClosureObserver { event in
+            guard case .articleIngested(let stored) = event else { return }
+            let isFirst = first.withLock { first -> Bool in
+                guard first == nil else { return false }
+                first = (stored.article.title, fallbackFired.load(ordering: .acquiring))
+                return true
+            }
+            if isFirst { try? server.release(token) }
+        })
+        // Without the hand-off the server would wait 60 s, then close; release it sooner so a failure is quick.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 15) {
+            fallbackFired.store(true, ordering: .releasing)
+            try? server.release(token)
+        }
+        let summary = pipeline.run([FeedEntry(location: .remote(url), source: url.absoluteString)])
+
+        #expect(summary.ok == 1 && summary.articles.new == 20, "\(summary)")
+        let heard = try #require(first.withLock { $0 })
+        #expect(heard.title == "Item 0")
+        #expect(!heard.afterFallback, "the first article was stored and reported while the server held the rest")
     }
 }
