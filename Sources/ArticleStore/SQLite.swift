@@ -186,6 +186,42 @@ final class SQLiteConnection {
         try check(CSQLite_db_config_int(handle, SQLITE_DBCONFIG_DEFENSIVE, 1, &result), "enable defensive mode")
     }
 
+    /// Tells `checkpointer` the write-ahead log's size, in pages, after each commit of this connection
+    /// (`sqlite3_wal_hook`). This replaces SQLite's automatic checkpoint on the connection (`wal_autocheckpoint`),
+    /// which is such a hook too. The connection's owner keeps `checkpointer` alive and calls
+    /// ``removeWALHook()`` before it lets go.
+    ///
+    /// When the checkpointer says the log has outgrown it, the committing connection checkpoints itself, fully
+    /// (`SQLITE_CHECKPOINT_FULL`: it waits, within the busy timeout, for the checkpointer's own checkpoint), as
+    /// SQLite's automatic checkpoint does from the same hook. Its errors are ignored, as the automatic one's are.
+    func reportWALSize(to checkpointer: Checkpointer) {
+        sqlite3_wal_hook(handle, { context, db, _, pages in
+            if let context, Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().walHolds(pages: Int(pages)) {
+                _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_FULL, nil, nil)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
+    /// Removes the hook of ``reportWALSize(to:)``: no automatic checkpoint from this connection any more.
+    func removeWALHook() {
+        sqlite3_wal_hook(handle, nil, nil)
+    }
+
+    /// Copies what it can of the write-ahead log into the database without waiting for any lock, and syncs both
+    /// (`sqlite3_wal_checkpoint_v2`, `SQLITE_CHECKPOINT_PASSIVE`). `SQLITE_BUSY` (another checkpoint is running)
+    /// is not an error.
+    ///
+    /// - Returns: the log's size in frames and how many of them are now in the database.
+    @discardableResult
+    func checkpointPassively() throws(StoreError) -> (logFrames: Int, checkpointed: Int) {
+        var log: Int32 = 0
+        var checkpointed: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &checkpointed)
+        if code != SQLITE_BUSY { try check(code, "checkpoint the write-ahead log") }
+        return (Int(log), Int(checkpointed))
+    }
+
     /// Whether SQLite opened the main database read-only (`sqlite3_db_readonly`), which it does silently when
     /// a file asked for read-write cannot be opened for writing (for example an immutable file).
     var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }

@@ -6,9 +6,22 @@ import Syndication
 /// One SQLite connection as a ``StoreConnection``; confined to its context's thread.
 final class SQLiteStoreConnection: StoreConnection {
     let connection: SQLiteConnection
+    /// Checkpoints the log this connection writes, on a thread of its own (see ``Checkpointer``).
+    private let checkpointer: Checkpointer?
 
-    init(connection: SQLiteConnection) {
+    init(connection: SQLiteConnection, checkpointer: Checkpointer? = nil) {
         self.connection = connection
+        self.checkpointer = checkpointer
+        if let checkpointer {
+            checkpointer.attach()
+            connection.reportWALSize(to: checkpointer)
+        }
+    }
+
+    deinit {
+        guard let checkpointer else { return }
+        connection.removeWALHook()
+        checkpointer.detach()
     }
 
     var location: String { connection.path }

@@ -13,7 +13,9 @@ import Foundation
 ///
 /// Every connection then runs with `synchronous=NORMAL` (a commit is durable against a process crash, and
 /// against power loss once the next checkpoint has run; no fsync per commit), a busy timeout, foreign keys
-/// and SQLite's defensive mode.
+/// and SQLite's defensive mode. The contexts' commits are checkpointed by a thread of the store's own once the
+/// log holds ``StoreConfiguration/walAutocheckpointPages`` pages (see `Checkpointer`), and the last connection to
+/// close checkpoints the rest.
 ///
 /// The store itself holds no connection, so it is `Sendable` and can be shared; the work happens in
 /// contexts (see ``makeContext()``).
@@ -65,6 +67,8 @@ struct SQLiteEngine: StoreEngine {
     let path: String
     let configuration: StoreConfiguration
     let schema: Schema
+    /// Checkpoints the log for the read-write contexts; `nil` when read-only or with automatic checkpoints off.
+    let checkpointer: Checkpointer?
 
     var location: String { path }
     var name: String { "sqlite" }
@@ -73,6 +77,8 @@ struct SQLiteEngine: StoreEngine {
         self.path = path
         self.configuration = configuration
         self.schema = schema
+        checkpointer = configuration.access == .readWrite && configuration.walAutocheckpointPages > 0
+            ? Checkpointer(path: path, configuration: configuration) : nil
         try Self.explainingOpenFailures(path: path) { () throws(StoreError) in
             let connection = try Self.open(path: path, configuration: configuration, create: configuration.createIfMissing)
             try Self.prepareFile(connection, configuration: configuration, schema: schema)
@@ -83,7 +89,7 @@ struct SQLiteEngine: StoreEngine {
         try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> any StoreConnection in
             let connection = try Self.open(path: path, configuration: configuration, create: false)
             try Self.verify(connection, configuration: configuration, schema: schema)
-            return SQLiteStoreConnection(connection: connection)
+            return SQLiteStoreConnection(connection: connection, checkpointer: checkpointer)
         }
     }
 

@@ -1,0 +1,151 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Checkpoints an SQLite store's write-ahead log on a thread of its own, so that no context's thread waits for it.
+///
+/// Left to itself, SQLite checkpoints in the connection that commits, once the log holds `wal_autocheckpoint`
+/// pages: that thread copies the log into the database and waits for two fsyncs. A store's last connection also
+/// checkpoints the whole log when it closes, which at the end of a large ingest meant copying and syncing all of it
+/// (tens of megabytes) after the last article. Instead, each read-write context's connection reports the log's size
+/// after every commit (``SQLiteConnection/reportWALSize(to:)``), and once it holds
+/// ``StoreConfiguration/walAutocheckpointPages`` this thread runs a passive checkpoint on a connection of its own.
+/// A passive checkpoint takes no lock that a reader or a writer waits for, so the contexts commit on while it runs;
+/// once it has copied everything, the next writer starts the log from its beginning again, so the file stays small.
+///
+/// A passive checkpoint completes only if no commit lands while it copies, and the log starts over only after a
+/// complete one: under a writer that never pauses, the thread could fall behind for good and the log grow without
+/// bound. So once the log holds ``lagPages`` (four times the threshold), the committing connection checkpoints
+/// fully itself, as SQLite's automatic checkpoint would have, which bounds the log as before.
+///
+/// The thread starts with the first checkpoint due and ends when the last connection reporting to it goes (which
+/// waits for it). Its connection closes first, so the context's connection is still the store's last and, closing,
+/// checkpoints what remains, as before. Checkpoint errors are not reported: a checkpoint that could not copy
+/// everything leaves the rest in the log, where every reader finds it and the next checkpoint takes it.
+final class Checkpointer: Sendable {
+    private let path: String
+    private let configuration: StoreConfiguration
+    /// The log's size, in pages, from which a checkpoint is due.
+    let thresholdPages: Int
+    /// The log's size, in pages, from which the committing connection checkpoints itself: the thread is behind.
+    var lagPages: Int { thresholdPages * 4 }
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    private struct State {
+        /// Connections reporting to this checkpointer.
+        var connections = 0
+        /// The thread runs (or is starting).
+        var running = false
+        /// The thread was told to end, and has not yet.
+        var stopping = false
+        /// A checkpoint is due.
+        var due = false
+        /// Signalled by the thread when it has ended (its connection closed).
+        var exited: DispatchSemaphore?
+        /// A checkpoint is running.
+        var checkpointing = false
+        /// Checkpoints run so far (tests read it).
+        var checkpoints = 0
+        /// Checkpoints the committing connections ran because the thread was behind.
+        var lagCheckpoints = 0
+    }
+
+    init(path: String, configuration: StoreConfiguration) {
+        self.path = path
+        self.configuration = configuration
+        thresholdPages = max(configuration.walAutocheckpointPages, 1)
+    }
+
+    /// Checkpoints run so far, by this checkpointer's thread.
+    var checkpoints: Int { state.withLock { $0.checkpoints } }
+
+    /// Checkpoints the committing connections ran because the thread was behind.
+    var lagCheckpoints: Int { state.withLock { $0.lagCheckpoints } }
+
+    /// Whether no checkpoint is due or running.
+    var isIdle: Bool { state.withLock { !$0.due && !$0.checkpointing } }
+
+    /// A connection starts reporting to this checkpointer.
+    func attach() {
+        state.withLock { $0.connections += 1 }
+    }
+
+    /// A connection stops reporting; the last one ends the thread and waits until it has (its connection closed).
+    func detach() {
+        let exited = state.withLock { state -> DispatchSemaphore? in
+            state.connections -= 1
+            guard state.connections == 0, state.running else { return nil }
+            state.running = false
+            state.stopping = true
+            return state.exited
+        }
+        guard let exited else { return }
+        wake.signal()
+        exited.wait()
+        state.withLock { $0.stopping = false }
+    }
+
+    /// Called by SQLite on the committing thread, after each commit of a reporting connection: the log now holds
+    /// `pages` pages. Starts the thread, or wakes it, when a checkpoint is due; returns at once, with whether the
+    /// committing connection must checkpoint itself (the log holds ``lagPages``).
+    func walHolds(pages: Int) -> Bool {
+        guard pages >= thresholdPages else { return false }
+        if pages >= lagPages {
+            state.withLock { $0.lagCheckpoints += 1 }
+            return true
+        }
+        enum Action { case none, wake, start(DispatchSemaphore) }
+        let action = state.withLock { state -> Action in
+            guard !state.stopping, state.connections > 0, !state.due else { return .none }
+            state.due = true
+            if state.running { return .wake }
+            state.running = true
+            let exited = DispatchSemaphore(value: 0)
+            state.exited = exited
+            return .start(exited)
+        }
+        switch action {
+        case .none: break
+        case .wake: wake.signal()
+        case .start(let exited): start(exited)
+        }
+        return false
+    }
+
+    private func start(_ exited: DispatchSemaphore) {
+        let thread = Thread { [self] in
+            defer { exited.signal() }
+            // Its own connection, made, used and closed on this thread. If it cannot open, the log waits for the
+            // last connection's close (or the next run): nothing is lost.
+            var connection = try? SQLiteEngine.open(path: path, configuration: configuration, create: false)
+            while true {
+                enum Job { case stop, checkpoint, wait }
+                let job = state.withLock { state -> Job in
+                    if state.stopping { return .stop }
+                    if state.due {
+                        state.due = false
+                        state.checkpointing = true
+                        return .checkpoint
+                    }
+                    return .wait
+                }
+                switch job {
+                case .stop:
+                    connection = nil
+                    return
+                case .checkpoint:
+                    _ = try? connection?.checkpointPassively()
+                    state.withLock { state in
+                        state.checkpointing = false
+                        state.checkpoints += 1
+                    }
+                case .wait:
+                    wake.wait()
+                }
+            }
+        }
+        thread.name = "feedingest.checkpoint"
+        thread.start()
+    }
+}
