@@ -130,7 +130,7 @@ if Context.environment["FEEDINGEST_FUZZ"] != nil {
 // TSanMutex.swift, a pthread-mutex lock of the same shape that TSan can see (Sanitizers/TSanMutex explains why).
 if Context.environment["FEEDINGEST_TSAN"] != nil {
     package.targets.append(.target(name: "TSanMutex", path: "Sanitizers/TSanMutex"))
-    let users: Set<String> = ["ExpatXML", "Fetch", "Ingest", "Reachability", "Watch", "Downloads", "feedingest", "DownloadsTests", "ArticleStoreTests", "FetchTests",
+    let users: Set<String> = ["ExpatXML", "ArticleStore", "Fetch", "Ingest", "Reachability", "Watch", "Downloads", "feedingest", "DownloadsTests", "ArticleStoreTests", "FetchTests",
                               "FileWatchTests", "IngestTests", "TestSupport", "feedingestTests", "ExpatBench", "FetchBench", "StoreBench"]
     for target in package.targets where users.contains(target.name) {
         target.dependencies.append("TSanMutex")

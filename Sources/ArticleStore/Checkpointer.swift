@@ -15,8 +15,10 @@ import Synchronization
 ///
 /// A passive checkpoint completes only if no commit lands while it copies, and the log starts over only after a
 /// complete one: under a writer that never pauses, the thread could fall behind for good and the log grow without
-/// bound. So once the log holds ``lagPages`` (four times the threshold), the committing connection checkpoints
-/// fully itself, as SQLite's automatic checkpoint would have, which bounds the log as before.
+/// bound. So once the log holds ``lagPages`` (four times the threshold), the committing connection lets the thread's
+/// checkpoint in progress finish (a second one would only find the lock taken) and checkpoints itself, passively,
+/// between its commit and its next transaction, as SQLite's automatic checkpoint would have: that bounds the log as
+/// before, and like it waits for no reader.
 ///
 /// The thread starts with the first checkpoint due and ends when the last connection reporting to it goes (which
 /// waits for it). Its connection closes first, so the context's connection is still the store's last and, closing,
@@ -87,11 +89,14 @@ final class Checkpointer: Sendable {
     }
 
     /// Called by SQLite on the committing thread, after each commit of a reporting connection: the log now holds
-    /// `pages` pages. Starts the thread, or wakes it, when a checkpoint is due; returns at once, with whether the
-    /// committing connection must checkpoint itself (the log holds ``lagPages``).
+    /// `pages` pages. Starts the thread, or wakes it, when a checkpoint is due, and returns at once; or, when the log
+    /// holds ``lagPages``, waits (up to a second) for the thread's checkpoint in progress and returns `true`: the
+    /// committing connection must checkpoint itself.
     func walHolds(pages: Int) -> Bool {
         guard pages >= thresholdPages else { return false }
         if pages >= lagPages {
+            let deadline = ContinuousClock.now + .seconds(1)
+            while state.withLock({ $0.checkpointing }) && ContinuousClock.now < deadline { usleep(1_000) }
             state.withLock { $0.lagCheckpoints += 1 }
             return true
         }

@@ -191,13 +191,13 @@ final class SQLiteConnection {
     /// which is such a hook too. The connection's owner keeps `checkpointer` alive and calls
     /// ``removeWALHook()`` before it lets go.
     ///
-    /// When the checkpointer says the log has outgrown it, the committing connection checkpoints itself, fully
-    /// (`SQLITE_CHECKPOINT_FULL`: it waits, within the busy timeout, for the checkpointer's own checkpoint), as
-    /// SQLite's automatic checkpoint does from the same hook. Its errors are ignored, as the automatic one's are.
+    /// When the checkpointer says the log has outgrown it (it has let its own checkpoint in progress finish), the
+    /// committing connection checkpoints itself, passively, as SQLite's automatic checkpoint does from the same hook:
+    /// it waits for no reader, and its errors are ignored as the automatic one's are.
     func reportWALSize(to checkpointer: Checkpointer) {
         sqlite3_wal_hook(handle, { context, db, _, pages in
             if let context, Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().walHolds(pages: Int(pages)) {
-                _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_FULL, nil, nil)
+                _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             }
             return SQLITE_OK
         }, Unmanaged.passUnretained(checkpointer).toOpaque())
