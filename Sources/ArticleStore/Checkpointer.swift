@@ -18,11 +18,12 @@ import Synchronization
 /// bound. So once the log holds ``lagPages`` (four times the threshold), the committing connection lets the thread's
 /// checkpoint in progress finish (a second one would only find the lock taken) and checkpoints itself, passively,
 /// between its commit and its next transaction, as SQLite's automatic checkpoint would have: that bounds the log as
-/// before, and like it waits for no reader.
+/// it did, with the same limits (like it, it waits for no reader, and gives way to a checkpoint that another process,
+/// or another `Store` on the same file, is running).
 ///
 /// The thread starts with the first checkpoint due and ends when the last connection reporting to it goes (which
-/// waits for it). Its connection closes first, so the context's connection is still the store's last and, closing,
-/// checkpoints what remains, as before. Checkpoint errors are not reported: a checkpoint that could not copy
+/// waits for it). Its connection closes first, so that context's connection is still this store's last in the
+/// process and, if no other process has the file open, checkpoints what remains as it closes, as before. Checkpoint errors are not reported: a checkpoint that could not copy
 /// everything leaves the rest in the log, where every reader finds it and the next checkpoint takes it.
 final class Checkpointer: Sendable {
     private let path: String
@@ -45,9 +46,9 @@ final class Checkpointer: Sendable {
         var due = false
         /// Signalled by the thread when it has ended (its connection closed).
         var exited: DispatchSemaphore?
-        /// A checkpoint is running.
+        /// A checkpoint is running: the thread's, or a committing connection's (see ``walHolds(pages:)``).
         var checkpointing = false
-        /// Checkpoints run so far (tests read it).
+        /// Checkpoints of the thread that copied frames into the database (tests read it).
         var checkpoints = 0
         /// Checkpoints the committing connections ran because the thread was behind.
         var lagCheckpoints = 0
@@ -59,7 +60,7 @@ final class Checkpointer: Sendable {
         thresholdPages = max(configuration.walAutocheckpointPages, 1)
     }
 
-    /// Checkpoints run so far, by this checkpointer's thread.
+    /// Checkpoints of this checkpointer's thread that copied frames into the database.
     var checkpoints: Int { state.withLock { $0.checkpoints } }
 
     /// Checkpoints the committing connections ran because the thread was behind.
@@ -74,6 +75,7 @@ final class Checkpointer: Sendable {
     }
 
     /// A connection stops reporting; the last one ends the thread and waits until it has (its connection closed).
+    /// A later connection starts it again when a checkpoint is next due.
     func detach() {
         let exited = state.withLock { state -> DispatchSemaphore? in
             state.connections -= 1
@@ -85,20 +87,33 @@ final class Checkpointer: Sendable {
         guard let exited else { return }
         wake.signal()
         exited.wait()
-        state.withLock { $0.stopping = false }
+        // The thread may have ended with a checkpoint due: forget it, or no later commit would start the thread again.
+        state.withLock { state in
+            state.stopping = false
+            state.due = false
+            state.checkpointing = false
+        }
     }
 
     /// Called by SQLite on the committing thread, after each commit of a reporting connection: the log now holds
-    /// `pages` pages. Starts the thread, or wakes it, when a checkpoint is due, and returns at once; or, when the log
-    /// holds ``lagPages``, waits (up to a second) for the thread's checkpoint in progress and returns `true`: the
-    /// committing connection must checkpoint itself.
+    /// `pages` pages. Starts the thread, or wakes it, when a checkpoint is due, and returns `false` at once.
+    ///
+    /// When the log holds ``lagPages``, it waits for the thread's checkpoint in progress, if any (a passive checkpoint
+    /// waits for no lock, so it ends), keeps the thread from starting another, and returns `true`: the committing
+    /// connection checkpoints itself, then calls ``committerCheckpointEnded()``.
     func walHolds(pages: Int) -> Bool {
         guard pages >= thresholdPages else { return false }
         if pages >= lagPages {
-            let deadline = ContinuousClock.now + .seconds(1)
-            while state.withLock({ $0.checkpointing }) && ContinuousClock.now < deadline { usleep(1_000) }
-            state.withLock { $0.lagCheckpoints += 1 }
-            return true
+            while true {
+                let claimed = state.withLock { state -> Bool in
+                    guard !state.checkpointing else { return false }
+                    state.checkpointing = true
+                    state.lagCheckpoints += 1
+                    return true
+                }
+                if claimed { return true }
+                usleep(1_000)
+            }
         }
         enum Action { case none, wake, start(DispatchSemaphore) }
         let action = state.withLock { state -> Action in
@@ -118,6 +133,16 @@ final class Checkpointer: Sendable {
         return false
     }
 
+    /// The committing connection's own checkpoint (``walHolds(pages:)`` returned `true`) has ended: the thread may
+    /// checkpoint again.
+    func committerCheckpointEnded() {
+        let wakeThread = state.withLock { state -> Bool in
+            state.checkpointing = false
+            return state.due && state.running
+        }
+        if wakeThread { wake.signal() }
+    }
+
     private func start(_ exited: DispatchSemaphore) {
         let thread = Thread { [self] in
             defer { exited.signal() }
@@ -128,7 +153,7 @@ final class Checkpointer: Sendable {
                 enum Job { case stop, checkpoint, wait }
                 let job = state.withLock { state -> Job in
                     if state.stopping { return .stop }
-                    if state.due {
+                    if state.due && !state.checkpointing {  // not while a committing connection checkpoints itself
                         state.due = false
                         state.checkpointing = true
                         return .checkpoint
@@ -140,10 +165,10 @@ final class Checkpointer: Sendable {
                     connection = nil
                     return
                 case .checkpoint:
-                    _ = try? connection?.checkpointPassively()
+                    let copied = (try? connection?.checkpointPassively())?.checkpointed ?? 0
                     state.withLock { state in
                         state.checkpointing = false
-                        state.checkpoints += 1
+                        if copied > 0 { state.checkpoints += 1 }
                     }
                 case .wait:
                     wake.wait()

@@ -104,7 +104,8 @@ struct SQLiteOpenMode {
 ///
 /// Not thread-safe, by design: it is opened with `SQLITE_OPEN_NOMUTEX` (SQLite's "multi-thread" mode,
 /// https://sqlite.org/threadsafe.html), which is correct only while one thread at a time uses it. Its owners
-/// (``StoreContext`` and the ``Store`` initialiser) are confined to one thread and are not `Sendable`.
+/// (``StoreContext``, the ``Store`` initialiser and the ``Checkpointer``'s thread) are confined to one thread and are
+/// not `Sendable`.
 final class SQLiteConnection {
     /// The database file's path, for error messages.
     let path: String
@@ -196,8 +197,11 @@ final class SQLiteConnection {
     /// it waits for no reader, and its errors are ignored as the automatic one's are.
     func reportWALSize(to checkpointer: Checkpointer) {
         sqlite3_wal_hook(handle, { context, db, _, pages in
-            if let context, Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue().walHolds(pages: Int(pages)) {
+            guard let context else { return SQLITE_OK }
+            let checkpointer = Unmanaged<Checkpointer>.fromOpaque(context).takeUnretainedValue()
+            if checkpointer.walHolds(pages: Int(pages)) {
                 _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                checkpointer.committerCheckpointEnded()
             }
             return SQLITE_OK
         }, Unmanaged.passUnretained(checkpointer).toOpaque())

@@ -15,6 +15,8 @@ final class Delivery {
     private var hasher: SHA256?
     private var bodyBytes: Int64 = 0
     private var decodedBytes: Int64 = 0
+    /// ``decodedBytes`` when the consumer last heard ``FetchConsumer/fetchWillWait()``.
+    private var decodedBytesAtLastWait: Int64 = 0
     private var failure: FetchError?
 
     init(transfer: FetchTransfer, consumer: any FetchConsumer) {
@@ -35,9 +37,17 @@ final class Delivery {
                 chunk.withUnsafeBytes { process($0) }
             }
             if let completion = batch.completion { return finish(completion) }
-            if !batch.chunks.isEmpty && failure == nil { consumer.fetchWillWait() }
+            willWait()
         }
         return nil
+    }
+
+    /// Tells the consumer that what arrived is delivered (``FetchConsumer/fetchWillWait()``), when it was given bytes
+    /// since it last heard so: a piece that decoded to nothing (a gzip header split across pieces) is no news.
+    private func willWait() {
+        guard failure == nil, decodedBytes > decodedBytesAtLastWait else { return }
+        decodedBytesAtLastWait = decodedBytes
+        consumer.fetchWillWait()
     }
 
     // MARK: The body
@@ -308,7 +318,6 @@ final class Delivery {
                     }
                 }
                 if !more { break }
-                if reader.mayWait && failure == nil { consumer.fetchWillWait() }
             } catch {
                 completion.abort = FetchError(kind: .fileUnreadable, message: error.message, url: url)
                 break
@@ -318,6 +327,7 @@ final class Delivery {
                 fail(FetchError(kind: .tooLarge(.bodyBytes), message: "\(what) exceeds the limit of \(configuration.maximumBodyBytes) bytes", url: url))
                 break
             }
+            if reader.mayWait { willWait() }
         }
         return finish(completion)
     }

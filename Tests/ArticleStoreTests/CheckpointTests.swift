@@ -85,8 +85,39 @@ struct CheckpointTests {
         let checkpointer = Checkpointer(path: directory.file("none.sqlite"), configuration: configuration)
         #expect(checkpointer.lagPages == 400)
         #expect(!checkpointer.walHolds(pages: 99) && !checkpointer.walHolds(pages: 399))  // no connection: nothing starts
-        #expect(checkpointer.walHolds(pages: 400) && checkpointer.walHolds(pages: 5_000))
-        #expect(checkpointer.lagCheckpoints == 2 && checkpointer.checkpoints == 0)
+        #expect(checkpointer.walHolds(pages: 400))
+        #expect(!checkpointer.isIdle, "the committer's checkpoint holds the thread off")
+        checkpointer.committerCheckpointEnded()
+        #expect(checkpointer.walHolds(pages: 5_000))
+        checkpointer.committerCheckpointEnded()
+        #expect(checkpointer.lagCheckpoints == 2 && checkpointer.checkpoints == 0 && checkpointer.isIdle)
+    }
+
+    /// The thread ends with the store's last context and starts again for the next one, even when it ended with a
+    /// checkpoint due.
+    @Test func theThreadStartsAgainForALaterContext() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.sqlite")
+        var configuration = StoreConfiguration()
+        configuration.walAutocheckpointPages = 64
+        let store = try Store(path: path, configuration: configuration)
+        let checkpointer = try #require((store.engine as? SQLiteEngine)?.checkpointer)
+        var counts: [Int] = []
+        for round in 0..<3 {
+            do {
+                let context = try store.makeContext()
+                let feed = try context.feed(url: "https://example.com/\(round).xml")
+                _ = try Self.fill(context, feed: feed, count: 1_500, path: path)
+                let deadline = ContinuousClock.now + .seconds(20)
+                while checkpointer.checkpoints == counts.last ?? 0 && ContinuousClock.now < deadline { usleep(10_000) }
+                counts.append(checkpointer.checkpoints)
+                // A checkpoint due as the context goes: the thread sees the stop first and ends with it still due.
+                #expect(!checkpointer.walHolds(pages: 64))
+            }
+            // The context is gone: so is the thread, whatever was due.
+            #expect(checkpointer.isIdle)
+        }
+        #expect(counts[0] > 0 && counts[1] > counts[0] && counts[2] > counts[1], "\(counts)")
     }
 
     /// A read-only store writes nothing, so it has no checkpointer.
