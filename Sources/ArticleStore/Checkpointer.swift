@@ -23,8 +23,9 @@ import Synchronization
 ///
 /// The thread starts with the first checkpoint due and ends when the last connection reporting to it goes (which
 /// waits for it). Its connection closes first, so that context's connection is still this store's last in the
-/// process and, if no other process has the file open, checkpoints what remains as it closes, as before. Checkpoint errors are not reported: a checkpoint that could not copy
-/// everything leaves the rest in the log, where every reader finds it and the next checkpoint takes it.
+/// process and, if no other process has the file open, checkpoints what remains as it closes, as before.
+/// Checkpoint errors are not reported: a checkpoint that could not copy everything leaves the rest in the log, where
+/// every reader finds it and the next checkpoint takes it.
 final class Checkpointer: Sendable {
     private let path: String
     private let configuration: StoreConfiguration
@@ -165,7 +166,7 @@ final class Checkpointer: Sendable {
                     connection = nil
                     return
                 case .checkpoint:
-                    let copied = (try? connection?.checkpointPassively())?.checkpointed ?? 0
+                    let copied = (try? connection?.checkpointPassively()) ?? 0
                     state.withLock { state in
                         state.checkpointing = false
                         if copied > 0 { state.checkpoints += 1 }

@@ -216,14 +216,12 @@ final class SQLiteConnection {
     /// (`sqlite3_wal_checkpoint_v2`, `SQLITE_CHECKPOINT_PASSIVE`). `SQLITE_BUSY` (another checkpoint is running)
     /// is not an error.
     ///
-    /// - Returns: the log's size in frames and how many of them are now in the database.
-    @discardableResult
-    func checkpointPassively() throws(StoreError) -> (logFrames: Int, checkpointed: Int) {
-        var log: Int32 = 0
+    /// - Returns: how many of the log's frames are now in the database (-1 when it found the lock taken).
+    func checkpointPassively() throws(StoreError) -> Int {
         var checkpointed: Int32 = 0
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &checkpointed)
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, &checkpointed)
         if code != SQLITE_BUSY { try check(code, "checkpoint the write-ahead log") }
-        return (Int(log), Int(checkpointed))
+        return Int(checkpointed)
     }
 
     /// Whether SQLite opened the main database read-only (`sqlite3_db_readonly`), which it does silently when

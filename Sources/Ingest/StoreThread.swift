@@ -23,8 +23,7 @@ import Syndication
 final class StoreThread: Sendable {
     /// Articles per hand-off from the worker to the store thread (a hand-off also happens whenever the parser has
     /// caught up with the download and waits for bytes, so a slow download's articles are not held back). Not the
-    /// store's commit batch
-    /// (`StoreConfiguration.commitBatchSize`, articles per transaction).
+    /// store's commit batch (`StoreConfiguration.commitBatchSize`, articles per transaction).
     static let handOffSize = 64
 
     /// Jobs that may wait before the worker blocks: enough hand-offs of ``handOffSize`` to hold two of the
