@@ -69,6 +69,8 @@ struct SQLiteEngine: StoreEngine {
     let schema: Schema
     /// Checkpoints the log for the read-write contexts; `nil` when read-only or with automatic checkpoints off.
     let checkpointer: Checkpointer?
+    /// The connection that opened, checked and prepared the file, until the first context takes it.
+    private let prepared: PreparedConnection
 
     var location: String { path }
     var name: String { "sqlite" }
@@ -79,17 +81,47 @@ struct SQLiteEngine: StoreEngine {
         self.schema = schema
         checkpointer = configuration.access == .readWrite && configuration.walAutocheckpointPages > 0
             ? Checkpointer(path: path, configuration: configuration) : nil
-        try Self.explainingOpenFailures(path: path) { () throws(StoreError) in
+        prepared = PreparedConnection(try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> SQLiteConnection in
             let connection = try Self.open(path: path, configuration: configuration, create: configuration.createIfMissing)
             try Self.prepareFile(connection, configuration: configuration, schema: schema)
-        }
+            return connection
+        })
     }
 
     func makeConnection() throws(StoreError) -> any StoreConnection {
         try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> any StoreConnection in
-            let connection = try Self.open(path: path, configuration: configuration, create: false)
+            let connection: SQLiteConnection
+            if let handed = prepared.take() {
+                connection = handed
+            } else {
+                connection = try Self.open(path: path, configuration: configuration, create: false)
+            }
             try Self.verify(connection, configuration: configuration, schema: schema)
             return SQLiteStoreConnection(connection: connection, checkpointer: checkpointer)
+        }
+    }
+
+    /// The preparing connection, held for the first context.
+    ///
+    /// SQLite checkpoints the write-ahead log, syncs both files and deletes the log whenever the last connection to a
+    /// database closes, and the next connection to open makes the log again. Closing the preparing connection before
+    /// the first context opened its own was such a close: for a new store, whose schema is in the log, two syncs and
+    /// two files deleted and made again before the first article. The first context now takes this connection
+    /// instead. Until then it is idle: no statement open, so it holds no snapshot and no lock. It moves to the thread
+    /// that makes the first context, which SQLite allows for a connection no other thread uses; a store no context
+    /// is made of closes it when it goes.
+    private final class PreparedConnection: @unchecked Sendable {
+        private let lock = NSLock()
+        private var connection: SQLiteConnection?
+
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+
+        /// The connection, once; `nil` afterwards.
+        func take() -> SQLiteConnection? {
+            lock.withLock {
+                defer { connection = nil }
+                return connection
+            }
         }
     }
 

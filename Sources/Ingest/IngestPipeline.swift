@@ -136,7 +136,8 @@ public final class IngestPipeline: Sendable {
         }
         cancelled.store(false, ordering: .sequentiallyConsistent)  // before planning, so a cancel() during it counts
         emit(.runStarted(feeds: entries.count))
-        var planned = plan(entries)
+        let (plansRead, planning) = plan(entries)
+        var planned = plansRead
         let workers = max(1, min(configuration.jobs, entries.count))
         var leasing: Leasing?
         if let store, configuration.usesLeases, planned.contains(where: { $0.fetches && $0.feed != nil }) {
@@ -185,6 +186,10 @@ public final class IngestPipeline: Sendable {
             thread.start()
         }
         group.wait()
+        // The planning context closes only now that the workers' contexts have: the last connection to an SQLite store
+        // to close checkpoints the log, syncs and removes it, and the next one to open makes it again. Closed right
+        // after planning, it was that last connection, before any worker had opened one (~2 ms of a new store's start).
+        withExtendedLifetime(planning) {}
         let results = settleUnresolvedHosts(state.results, plans: plans, emit: emit)
         leasing?.finish()
         var summary = IngestSummary()
@@ -262,18 +267,21 @@ public final class IngestPipeline: Sendable {
     /// Whether ``cancel()`` was called during the current run.
     public var isCancelled: Bool { cancelled.load(ordering: .sequentiallyConsistent) }
 
-    /// Reads every feed's validators and next allowed fetch in one pass (through a context of the calling thread,
-    /// dropped afterwards), so transfers can start before a worker takes their feed.
-    private func plan(_ entries: [FeedEntry]) -> [Plan] {
+    /// Reads every feed's validators and next allowed fetch in one pass, so transfers can start before a worker takes
+    /// their feed; returns the plans and the context of the calling thread it read them through, which the caller keeps
+    /// open until the workers' contexts have closed (see ``run(_:)``).
+    private func plan(_ entries: [FeedEntry]) -> ([Plan], StoreContext?) {
         var plans = entries.map { entry in
             Plan(entry: entry, request: Self.request(entry, validators: .none), feed: nil, deferredUntil: nil, failure: nil)
         }
-        guard let store, !entries.isEmpty else { return plans }
+        guard let store, !entries.isEmpty else { return (plans, nil) }
+        var context: StoreContext?
         do {
-            let context = try store.makeContext()
-            let ids = try context.feeds(urls: entries.map(\.storeURL))
-            try context.setTags(zip(ids, entries).map { ($0, $1.tags) })
-            let statuses = try context.feedStatuses(ids)  // one statement, not one per feed
+            let opened = try store.makeContext()
+            context = opened
+            let ids = try opened.feeds(urls: entries.map(\.storeURL))
+            try opened.setTags(zip(ids, entries).map { ($0, $1.tags) })
+            let statuses = try opened.feedStatuses(ids)  // one statement, not one per feed
             for index in plans.indices {
                 let status = statuses[index]
                 plans[index].feed = ids[index]
@@ -284,7 +292,7 @@ public final class IngestPipeline: Sendable {
         } catch {
             for index in plans.indices { plans[index].failure = error }
         }
-        return plans
+        return (plans, context)
     }
 
     private static func request(_ entry: FeedEntry, validators: FetchValidators) -> FetchRequest {

@@ -120,6 +120,53 @@ struct CheckpointTests {
         #expect(counts[0] > 0 && counts[1] > counts[0] && counts[2] > counts[1], "\(counts)")
     }
 
+    static func fileNumber(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int) ?? nil
+    }
+
+    /// A new store's first context takes the connection that made the schema, so no connection closes in between:
+    /// the log made then is neither checkpointed and removed nor made again. Once that context goes, the store has no
+    /// connection left, so the log goes with it; a later context opens a connection of its own.
+    @Test func theFirstContextTakesTheConnectionThatPreparedTheStore() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.sqlite")
+        let log = path + "-wal"
+        let store = try Store(path: path)
+        let made = try #require(Self.fileNumber(log), "the schema's log is still there: its connection is open")
+        do {
+            let context = try store.makeContext()
+            let feed = try context.feed(url: "https://example.com/feed.xml")
+            _ = try context.ingest([makeArticle("one")], into: feed)
+            #expect(Self.fileNumber(log) == made, "the same log, not a new one")
+        }
+        #expect(!FileManager.default.fileExists(atPath: log), "the first context's connection was the store's last")
+        let later = try store.makeContext()
+        #expect(try later.feeds(urls: ["https://example.com/feed.xml"]).count == 1)
+        #expect(try later.articleCount(feed: later.feeds(urls: ["https://example.com/feed.xml"])[0]) == 1)
+        #expect(RawSQLite(path).strings("PRAGMA integrity_check") == ["ok"])
+    }
+
+    /// The ingest pipeline keeps its planning context open for the whole run (so that its close is not the store's
+    /// last before the workers open theirs). Idle after planning, it holds no snapshot: the checkpointer still copies
+    /// the log and starts it over while another context commits 6,000 articles, as with no second context.
+    @Test func anIdleContextThatPlannedHoldsNoCheckpointBack() throws {
+        var configuration = StoreConfiguration()
+        configuration.walAutocheckpointPages = 64
+        let fixture = try Fixture(configuration: configuration)
+        let checkpointer = try #require((fixture.store.engine as? SQLiteEngine)?.checkpointer)
+        let planning = try fixture.store.makeContext()
+        let urls = ["https://example.com/feed.xml", "https://example.com/other.xml"]
+        let ids = try planning.feeds(urls: urls)
+        try planning.setTags(ids.map { ($0, ["news"]) })
+        #expect(try planning.feedStatuses(ids).count == 2)
+        let largest = try Self.fill(fixture.context, feed: fixture.feed, count: 6_000, path: fixture.location)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (checkpointer.checkpoints == 0 || !checkpointer.isIdle) && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(checkpointer.checkpoints > 0)
+        #expect(largest < 4 * 64 * 8192 + 2_000_000, "the log peaked at \(largest) bytes")
+        #expect(try planning.feedStatuses(ids).count == 2, "the planning context still works")
+    }
+
     /// A read-only store writes nothing, so it has no checkpointer.
     @Test func aReadOnlyStoreHasNoCheckpointer() throws {
         let fixture = try Fixture()
