@@ -70,8 +70,9 @@ static inline ptrdiff_t feedingest_bytescan_find(const uint8_t *bytes, ptrdiff_t
 }
 
 /// The index of the first byte of `bytes[index..<count]` that a JSON string must escape (RFC 8259, section 7: `"`, `\`
-/// and the C0 controls, tab, line feed and carriage return included), or `count`. The article line's writer
-/// (Syndication's JSON.swift) copies the runs in between whole; Tests/SyndicationTests checks it against a byte loop.
+/// and the C0 controls, tab, line feed and carriage return included), or `count`; it reads only `bytes[0..<count]`.
+/// The article line's writer (Syndication's JSON.swift) copies the runs in between whole; ByteScanTests
+/// (Tests/ExpatXMLTests) checks it against a byte loop.
 static inline ptrdiff_t feedingest_bytescan_json_escape(const uint8_t *bytes, ptrdiff_t index, ptrdiff_t count) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), unitSeparator = _mm_set1_epi8(0x1F);
@@ -82,6 +83,17 @@ static inline ptrdiff_t feedingest_bytescan_json_escape(const uint8_t *bytes, pt
         const int mask = _mm_movemask_epi8(marks);
         if (mask != 0) return index + __builtin_ctz((unsigned)mask);
         index += 16;
+    }
+    if (index < count && count >= 16) {
+        // The last 1–15 bytes of a value of 16 or more: the last sixteen, read again from `count - 16`, with the marks
+        // of the bytes before `index` dropped (a compare marks each byte alone, so they cannot move the first one).
+        // One block instead of a word and up to seven single bytes: most values end so (issue 18).
+        const ptrdiff_t start = count - 16;
+        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(bytes + start));
+        const __m128i marks = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                           _mm_cmpeq_epi8(_mm_min_epu8(x, unitSeparator), x));
+        const unsigned mask = (unsigned)_mm_movemask_epi8(marks) & (0xFFFFu << (index - start));
+        return mask != 0 ? start + __builtin_ctz(mask) : count;
     }
 #endif
     // Short values (ids, dates, names) and the tail: eight bytes a word. (x - 0x20..) & ~x & 0x80.. marks the bytes
