@@ -105,7 +105,8 @@ struct SQLiteOpenMode {
 /// Not thread-safe, by design: it is opened with `SQLITE_OPEN_NOMUTEX` (SQLite's "multi-thread" mode,
 /// https://sqlite.org/threadsafe.html), which is correct only while one thread at a time uses it. Its owners
 /// (``StoreContext``, the ``Store`` initialiser and the ``Checkpointer``'s thread) are confined to one thread and are
-/// not `Sendable`.
+/// not `Sendable`. The one hand-over between threads is the initialiser's connection, which `SQLiteEngine` keeps idle
+/// (`PreparedConnection`) and gives, once, to the first context, on whatever thread makes it.
 final class SQLiteConnection {
     /// The database file's path, for error messages.
     let path: String

@@ -17,8 +17,9 @@ import Foundation
 /// log holds ``StoreConfiguration/walAutocheckpointPages`` pages (see `Checkpointer`), and the last connection to
 /// close checkpoints the rest.
 ///
-/// The store itself holds no connection, so it is `Sendable` and can be shared; the work happens in
-/// contexts (see ``makeContext()``).
+/// The store uses no connection of its own, so it is `Sendable` and can be shared; the work happens in contexts (see
+/// ``makeContext()``). An SQLite store holds the connection that prepared its file until the first context takes it,
+/// or until the store goes if no context is ever made.
 public final class Store: Sendable {
     /// The store: the SQLite file's path, or the PostgreSQL URI without its password.
     public var path: String { engine.location }
@@ -81,17 +82,27 @@ struct SQLiteEngine: StoreEngine {
         self.schema = schema
         checkpointer = configuration.access == .readWrite && configuration.walAutocheckpointPages > 0
             ? Checkpointer(path: path, configuration: configuration) : nil
-        prepared = PreparedConnection(try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> SQLiteConnection in
+        let connection = try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> SQLiteConnection in
             let connection = try Self.open(path: path, configuration: configuration, create: configuration.createIfMissing)
             try Self.prepareFile(connection, configuration: configuration, schema: schema)
             return connection
-        })
+        }
+        prepared = PreparedConnection(connection, file: Self.fileIdentity(path))
+    }
+
+    /// The device and file number of the file at `path` (not following a symbolic link, as SQLite opens it); `nil`
+    /// when it cannot be read.
+    static func fileIdentity(_ path: String) -> [Int]? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let device = attributes[.systemNumber] as? Int, let file = attributes[.systemFileNumber] as? Int
+        else { return nil }
+        return [device, file]
     }
 
     func makeConnection() throws(StoreError) -> any StoreConnection {
         try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> any StoreConnection in
             let connection: SQLiteConnection
-            if let handed = prepared.take() {
+            if let handed = prepared.take(ifStill: Self.fileIdentity(path)) {
                 connection = handed
             } else {
                 connection = try Self.open(path: path, configuration: configuration, create: false)
@@ -107,18 +118,30 @@ struct SQLiteEngine: StoreEngine {
     /// database closes, and the next connection to open makes the log again. Closing the preparing connection before
     /// the first context opened its own was such a close: for a new store, whose schema is in the log, two syncs and
     /// two files deleted and made again before the first article. The first context now takes this connection
-    /// instead. Until then it is idle: no statement open, so it holds no snapshot and no lock. It moves to the thread
-    /// that makes the first context, which SQLite allows for a connection no other thread uses; a store no context
-    /// is made of closes it when it goes.
+    /// instead.
+    ///
+    /// Until then it is idle: no statement open and no transaction, so it holds no snapshot and never holds a
+    /// checkpoint back. Like any open connection it keeps SQLite's shared locks on the database and the `-shm` file,
+    /// so while it is open another process's last close does not remove the log. A store that never makes a context
+    /// (the first is usually made at once) closes it when it goes. It is `@unchecked Sendable` because it moves the
+    /// connection to the thread that makes the first context: the lock hands it out once, and no other thread has it.
     private final class PreparedConnection: @unchecked Sendable {
         private let lock = NSLock()
         private var connection: SQLiteConnection?
+        /// The file it opened (``SQLiteEngine/fileIdentity(_:)``).
+        private let file: [Int]?
 
-        init(_ connection: SQLiteConnection) { self.connection = connection }
+        init(_ connection: SQLiteConnection, file: [Int]?) {
+            self.connection = connection
+            self.file = file
+        }
 
-        /// The connection, once; `nil` afterwards.
-        func take() -> SQLiteConnection? {
+        /// The connection, once, if the store's path still names the file it opened (`current`); `nil` afterwards, or
+        /// when the file was removed or replaced since (the caller then opens the path again, and fails or checks the
+        /// new file as it always did). The connection not taken closes when the store goes.
+        func take(ifStill current: [Int]?) -> SQLiteConnection? {
             lock.withLock {
+                guard let file, file == current else { return nil }
                 defer { connection = nil }
                 return connection
             }

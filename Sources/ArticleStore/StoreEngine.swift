@@ -5,7 +5,8 @@ import Foundation
 import Syndication
 
 /// An engine behind a ``Store``: it checks, creates or migrates the database once (in its initialiser) and opens one
-/// connection per context. `Sendable`: it holds configuration only, never a connection.
+/// connection per context. `Sendable`: it holds configuration, and at most one idle connection (SQLite's preparing one,
+/// under a lock, until the first context takes it).
 package protocol StoreEngine: Sendable {
     /// The store as messages name it: a path, or a URI without its password.
     var location: String { get }

@@ -71,8 +71,8 @@ static inline ptrdiff_t feedingest_bytescan_find(const uint8_t *bytes, ptrdiff_t
 
 /// The index of the first byte of `bytes[index..<count]` that a JSON string must escape (RFC 8259, section 7: `"`, `\`
 /// and the C0 controls, tab, line feed and carriage return included), or `count`; it reads only `bytes[0..<count]`.
-/// The article line's writer (Syndication's JSON.swift) copies the runs in between whole; ByteScanTests
-/// (Tests/ExpatXMLTests) checks it against a byte loop.
+/// Its callers (the article line's writer in Syndication's JSON.swift, and ArticleStore's ArticleEncoding.swift) copy
+/// the runs in between whole; ByteScanTests (Tests/ExpatXMLTests) checks it against a byte loop.
 static inline ptrdiff_t feedingest_bytescan_json_escape(const uint8_t *bytes, ptrdiff_t index, ptrdiff_t count) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), unitSeparator = _mm_set1_epi8(0x1F);

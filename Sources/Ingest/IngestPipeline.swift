@@ -186,11 +186,11 @@ public final class IngestPipeline: Sendable {
             thread.start()
         }
         group.wait()
-        // The planning context closes only now that the workers' contexts have: the last connection to an SQLite store
-        // to close checkpoints the log, syncs and removes it, and the next one to open makes it again. Closed right
-        // after planning, it was that last connection, before any worker had opened one (~2 ms of a new store's start).
+        let results = settleUnresolvedHosts(state.results, plans: plans, planning: planning, emit: emit)
+        // The planning context (SQLite only, see `plan`) closes only now that the workers' contexts have: the last
+        // connection to an SQLite store to close checkpoints the log, syncs and removes it, and the next one to open
+        // makes it again. Closed right after planning, it was that last connection, before any worker had opened one.
         withExtendedLifetime(planning) {}
-        let results = settleUnresolvedHosts(state.results, plans: plans, emit: emit)
         leasing?.finish()
         var summary = IngestSummary()
         summary.feeds = entries.count
@@ -208,7 +208,8 @@ public final class IngestPipeline: Sendable {
     /// Decides what the feeds whose host did not resolve are: when no remote feed got an answer, the network is down
     /// and they stay ``FeedResult/offline(reason:)`` (the store untouched, so no failure is counted); otherwise
     /// each is a failure, recorded in the store now. Reports each with ``IngestEvent/feedFinished(_:_:)``.
-    private func settleUnresolvedHosts(_ results: [FeedResult?], plans: [Plan], emit: @Sendable (IngestEvent) -> Void) -> [FeedResult?] {
+    private func settleUnresolvedHosts(_ results: [FeedResult?], plans: [Plan], planning: StoreContext?,
+                                       emit: @Sendable (IngestEvent) -> Void) -> [FeedResult?] {
         var results = results
         let unresolved = results.indices.filter { if case .offline? = results[$0] { return true } else { return false } }
         guard !unresolved.isEmpty else { return results }
@@ -221,7 +222,7 @@ public final class IngestPipeline: Sendable {
             }
         }
         if answered {
-            let context = try? store?.makeContext()
+            let context = planning ?? (try? store?.makeContext())  // the planning context, on this same thread
             for index in unresolved {
                 guard case .offline(let error)? = results[index] else { continue }
                 let failure = IngestError.fetch(error)
@@ -268,8 +269,9 @@ public final class IngestPipeline: Sendable {
     public var isCancelled: Bool { cancelled.load(ordering: .sequentiallyConsistent) }
 
     /// Reads every feed's validators and next allowed fetch in one pass, so transfers can start before a worker takes
-    /// their feed; returns the plans and the context of the calling thread it read them through, which the caller keeps
-    /// open until the workers' contexts have closed (see ``run(_:)``).
+    /// their feed. Returns the plans and, for an SQLite store, the context of the calling thread it read them through,
+    /// which the caller keeps open until the workers' contexts have closed (see ``run(_:)``). A PostgreSQL store's is
+    /// dropped here: there the close costs nothing, and an idle connection held for the run would take a server slot.
     private func plan(_ entries: [FeedEntry]) -> ([Plan], StoreContext?) {
         var plans = entries.map { entry in
             Plan(entry: entry, request: Self.request(entry, validators: .none), feed: nil, deferredUntil: nil, failure: nil)
@@ -292,7 +294,7 @@ public final class IngestPipeline: Sendable {
         } catch {
             for index in plans.indices { plans[index].failure = error }
         }
-        return (plans, context)
+        return (plans, store.engineName == "sqlite" ? context : nil)
     }
 
     private static func request(_ entry: FeedEntry, validators: FetchValidators) -> FetchRequest {

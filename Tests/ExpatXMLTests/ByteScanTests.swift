@@ -110,4 +110,22 @@ import Testing
             if found != expected { return }
         }
     }
+
+    /// The scan reads only `bytes[0..<count]`: values of exactly 16 to 40 bytes in allocations of exactly that size
+    /// (what an address sanitizer run would catch an over-read in), every start, an escape at each place in turn.
+    @Test func jsonEscapeScanStaysInsideAnExactlySizedValue() {
+        for length in 16...40 {
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: length)
+            defer { buffer.deallocate() }
+            for escape in [-1] + Array(0..<length) {
+                for index in 0..<length { buffer[index] = index == escape ? 0x22 : UInt8(0x61 + index % 26) }
+                for start in 0...length {
+                    let expected = escape >= start ? escape : length
+                    let found = feedingest_bytescan_json_escape(UnsafePointer(buffer.baseAddress!), start, length)
+                    #expect(found == expected, "length \(length), escape at \(escape), from \(start)")
+                    if found != expected { return }
+                }
+            }
+        }
+    }
 }

@@ -192,4 +192,46 @@ struct IngestPipelineTests {
         #expect(summary.feeds == 0)
         #expect(events.withLock { $0 }.count == 2)
     }
+
+    /// A run keeps its planning context open until its workers are done, so a new store's write-ahead log is not
+    /// checkpointed, removed and made again between planning and the first commit: the log the first article is
+    /// committed into has the header (and so the salts, new with every new log) it had when the store was made. The
+    /// feed comes through a FIFO, held open until that article is reported, so the worker's context is still open.
+    @Test func aNewStoresFirstArticleGoesIntoTheLogTheStoreWasMadeWith() throws {
+        let (store, directory) = try Self.temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("store.sqlite-wal").path
+        let created = try #require(FileManager.default.contents(atPath: log)).prefix(32)
+        #expect(created.count == 32)
+        let fifo = directory.appendingPathComponent("feed.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let stored = DispatchSemaphore(value: 0)
+        let pipeline = IngestPipeline(store: store)
+        pipeline.addObserver(ClosureObserver { event in if case .articleIngested = event { stored.signal() } })
+        let finished = DispatchSemaphore(value: 0)
+        let summary = Mutex<IngestSummary?>(nil)
+        let run = Thread {
+            summary.withLock { $0 = pipeline.run([FeedEntry(location: .local(fifo), source: "fifo")]) }
+            finished.signal()
+        }
+        run.start()
+        // The writer has a thread of its own: opening a FIFO waits for its reader, and a test must fail, not hang.
+        let proceed = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data("<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title><item><guid>one</guid><title>One</title></item>".utf8))
+            _ = proceed.wait(timeout: .now() + 20)
+            handle?.write(Data("</channel></rss>".utf8))
+            try? handle?.close()
+        }
+        writer.start()
+        let reported = stored.wait(timeout: .now() + 20) == .success
+        let during = FileManager.default.contents(atPath: log)?.prefix(32)
+        proceed.signal()
+        #expect(reported, "the first article was committed and reported while the feed was still open")
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        #expect(during == created, "the same log, not one made again")
+        #expect(summary.withLock { $0 }?.articles.new == 1)
+        #expect(!FileManager.default.fileExists(atPath: log), "the run's last connection removed the log")
+    }
 }
