@@ -11,6 +11,14 @@ struct CheckpointTests {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
+    /// A new SQLite store at `path` whose checkpointer starts at `checkpointPages`, and that checkpointer.
+    static func store(at path: String, checkpointPages: Int) throws -> (Store, Checkpointer) {
+        var configuration = StoreConfiguration()
+        configuration.walAutocheckpointPages = checkpointPages
+        let store = try Store(path: path, configuration: configuration)
+        return (store, try #require((store.engine as? SQLiteEngine)?.checkpointer))
+    }
+
     /// Stores `count` articles of ~1.6 KB in commits of 500; returns the log's largest size after a commit.
     static func fill(_ context: StoreContext, feed: FeedID, count: Int, path: String) throws -> Int {
         try context.beginFeed(feed)
@@ -98,10 +106,7 @@ struct CheckpointTests {
     @Test func theThreadStartsAgainForALaterContext() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("store.sqlite")
-        var configuration = StoreConfiguration()
-        configuration.walAutocheckpointPages = 64
-        let store = try Store(path: path, configuration: configuration)
-        let checkpointer = try #require((store.engine as? SQLiteEngine)?.checkpointer)
+        let (store, checkpointer) = try Self.store(at: path, checkpointPages: 64)
         var counts: [Int] = []
         for round in 0..<3 {
             do {
@@ -154,10 +159,7 @@ struct CheckpointTests {
     @Test func anIdleContextThatPlannedHoldsNoCheckpointBack() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("store.sqlite")
-        var configuration = StoreConfiguration()
-        configuration.walAutocheckpointPages = 64
-        let store = try Store(path: path, configuration: configuration)
-        let checkpointer = try #require((store.engine as? SQLiteEngine)?.checkpointer)
+        let (store, checkpointer) = try Self.store(at: path, checkpointPages: 64)
         let planning = try store.makeContext()
         let urls = ["https://example.com/feed.xml", "https://example.com/other.xml"]
         let ids = try planning.feeds(urls: urls)
