@@ -102,7 +102,7 @@ struct SQLiteEngine: StoreEngine {
     func makeConnection() throws(StoreError) -> any StoreConnection {
         try Self.explainingOpenFailures(path: path) { () throws(StoreError) -> any StoreConnection in
             let connection: SQLiteConnection
-            if let handed = prepared.take(ifStill: Self.fileIdentity(path)) {
+            if let handed = prepared.take(ifStillAt: path) {
                 connection = handed
             } else {
                 connection = try Self.open(path: path, configuration: configuration, create: false)
@@ -136,12 +136,12 @@ struct SQLiteEngine: StoreEngine {
             self.file = file
         }
 
-        /// The connection, once, if the store's path still names the file it opened (`current`); `nil` afterwards, or
-        /// when the file was removed or replaced since (the caller then opens the path again, and fails or checks the
-        /// new file as it always did). The connection not taken closes when the store goes.
-        func take(ifStill current: [Int]?) -> SQLiteConnection? {
+        /// The connection, once, if `path` still names the file it opened; `nil` afterwards (without looking at the
+        /// file again), or when the file was removed or replaced since (the caller then opens the path again, and
+        /// fails or checks the new file as it always did). The connection not taken closes when the store goes.
+        func take(ifStillAt path: String) -> SQLiteConnection? {
             lock.withLock {
-                guard let file, file == current else { return nil }
+                guard connection != nil, let file, file == SQLiteEngine.fileIdentity(path) else { return nil }
                 defer { connection = nil }
                 return connection
             }
