@@ -98,12 +98,12 @@ fuzz-smoke: fuzz-build
 
 # The soak: feedingest watch for SOAK_CYCLES fetch cycles (default 10,000) against the fault server, every interval 0,
 # its resident memory sampled from /proc: it must not grow more than SOAK_GROWTH_MIB (default 16) after the warm-up.
-# Prints the figures and writes them (with every sample) to $$TMPDIR/feedingest-soak.txt. Not part of make test.
+# Prints the figures and writes them (with every sample) to .build/feedingest-soak.txt. Not part of make test.
 SOAK_CYCLES ?= 10000
 SOAK_GROWTH_MIB ?= 16
 soak: setup
 	$(SWIFT) build --build-tests $(WERROR)
-	FEEDINGEST_SOAK_CYCLES=$(SOAK_CYCLES) FEEDINGEST_SOAK_GROWTH_MIB=$(SOAK_GROWTH_MIB) \
+	FEEDINGEST_SOAK_CYCLES=$(SOAK_CYCLES) FEEDINGEST_SOAK_GROWTH_MIB=$(SOAK_GROWTH_MIB) FEEDINGEST_SOAK_LOG=$(CURDIR)/.build/feedingest-soak.txt \
 		bash scripts/offline.sh $(SWIFT) test --skip-build --filter WatchSoakTests
 
 clean:

@@ -63,7 +63,9 @@ struct WatchSoakTests {
         let report = String(format: "soak: %d fetches in %.0f s (%.0f/s); RSS after %d fetches %.1f MiB, at the end %.1f MiB, peak %.1f MiB; growth %.1f MiB (bound %.0f)",
                             finalFetches, seconds, Double(finalFetches) / seconds, warmUp, base, last, peak, last - base, Self.growthBound)
         print(report)
-        let log = directory.deletingLastPathComponent().appendingPathComponent("feedingest-soak.txt")
+        // Where make soak says (outside the run's temporary directory, which scripts/offline.sh removes), else beside it.
+        let log = ProcessInfo.processInfo.environment["FEEDINGEST_SOAK_LOG"].map { URL(fileURLWithPath: $0) }
+            ?? directory.deletingLastPathComponent().appendingPathComponent("feedingest-soak.txt")
         try? Data((report + "\n" + samples.map { "\($0.fetches) \(String(format: "%.1f", $0.mib))" }.joined(separator: "\n") + "\n").utf8)
             .write(to: log)
         #expect(finalFetches >= Self.cycles, "\(report)")
