@@ -718,7 +718,8 @@ struct ParserState {
         self.maximumDepth = maximumDepth
         self.maximumTextBytes = maximumTextBytes
         self.separateCDATA = separateCDATA
-        textCapacity = 4096
+        // Never above the limit: `characters` takes room in the buffer as being within it.
+        textCapacity = min(4096, max(maximumTextBytes, 1))
         text = .allocate(capacity: textCapacity)
         openNames = .allocate(capacity: openNamesCapacity)
     }
@@ -784,9 +785,26 @@ struct ParserState {
         }
     }
 
+    /// Appends a fragment of character data to the text being collected.
+    ///
+    /// expat reports text in fragments (every reference and line end splits it: ~570,000 calls for the benchmark's 20 MB
+    /// feed), so the common case, room in the buffer, is a few checks and a copy inlined into the C callback; growing
+    /// and the size limit are out of line (`appendCharactersSlowly`), which spares the fast path a stack frame (~20
+    /// instructions a fragment; issue 18). The buffer never grows past `maximumTextBytes`, so room in it is within the
+    /// limit too.
+    @inline(__always)
     static func characters(_ state: UnsafeMutablePointer<ParserState>, _ bytes: UnsafePointer<CChar>, _ length: Int) {
         guard state.pointee.collectingText || state.pointee.inCDATA, state.pointee.pendingError == nil,
               !state.pointee.textOverflow else { return }
+        let count = state.pointee.textCount
+        guard length <= state.pointee.textCapacity &- count else { return appendCharactersSlowly(state, bytes, length) }
+        UnsafeMutableRawPointer(state.pointee.text + count).copyMemory(from: bytes, byteCount: length)
+        state.pointee.textCount = count &+ length
+    }
+
+    /// ``characters(_:_:_:)`` when the buffer has no room: grows it, or marks the text as over the limit.
+    @inline(never)
+    static func appendCharactersSlowly(_ state: UnsafeMutablePointer<ParserState>, _ bytes: UnsafePointer<CChar>, _ length: Int) {
         let needed = state.pointee.textCount + length
         if needed > state.pointee.maximumTextBytes {
             // Keep what fits and stop growing; the node fails where it ends (see flushText).
@@ -810,7 +828,8 @@ struct ParserState {
 
     /// The index of `prefix` among the prefixes the repair filter declared, if it is one.
     static func injectedIndex(_ filter: InputRepairFilter, _ prefix: XMLBytes) -> Int? {
-        guard !prefix.isEmpty else { return nil }
+        guard !prefix.isEmpty,
+              filter.injectedPrefixKeys & InputRepairFilter.prefixKey(count: prefix.count, first: prefix.buffer[0]) != 0 else { return nil }
         for (index, injected) in filter.injectedPrefixes.enumerated() where injected.count == prefix.count
             && injected.withUnsafeBufferPointer({ memcmp($0.baseAddress!, prefix.buffer.baseAddress!, prefix.count) }) == 0 {
             return index

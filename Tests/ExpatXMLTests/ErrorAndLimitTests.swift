@@ -97,6 +97,24 @@ struct ErrorAndLimitTests {
         #expect(fine.error == nil)
     }
 
+    /// A limit below the text buffer's first size (4 KiB): the fast path appends while the buffer has room, so the
+    /// buffer must never start larger than the limit. A node of exactly the limit passes, one byte more fails, whether
+    /// it comes whole or in fragments (each reference splits it) and however the input is split.
+    @Test("a text node limit smaller than the text buffer", arguments: [1, 2, 5, 9])
+    func smallTextNodeLimit(split: Int) {
+        var configuration = ExpatXMLConfiguration()
+        configuration.maximumTextNodeBytes = 10
+        let exact = "<r><a>0123456789</a><b>a&amp;b&lt;c&gt;defg</b></r>"  // both nodes are 10 bytes
+        let passed = EventRecorder.record(Array(exact.utf8), splits: [split], configuration: configuration)
+        #expect(passed.error == nil)
+        #expect(passed.events.contains("text \"0123456789\""))
+        #expect(passed.events.contains("text \"a&b<c>defg\""))
+        for over in ["<r><a>0123456789X</a></r>", "<r><b>a&amp;b&lt;c&gt;defgX</b></r>"] {
+            let failed = EventRecorder.record(Array(over.utf8), splits: [split], configuration: configuration)
+            #expect(failed.error?.code == .textNodeTooLarge, "\(over)")
+        }
+    }
+
     @Test func missingFileIsAReadError() {
         let parser = ExpatXMLParser()
         #expect {
