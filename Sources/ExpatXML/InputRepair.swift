@@ -557,6 +557,14 @@ final class InputRepairFilter {
     @exclusivity(unchecked) private var emittedBytes: Int64 = 0
     /// The prefixes declared on the root by the filter, not by the document.
     @exclusivity(unchecked) private(set) var injectedPrefixes: [[UInt8]] = []
+    /// One bit for each injected prefix, at ``prefixKey(count:first:)``: most prefixed names in a feed use prefixes the
+    /// document declared itself, and this rules them out without comparing them with every injected prefix (issue 18).
+    @exclusivity(unchecked) private(set) var injectedPrefixKeys: UInt64 = 0
+
+    /// A prefix's bit in ``injectedPrefixKeys``, from its length and first byte.
+    @inline(__always) static func prefixKey(count: Int, first: UInt8) -> UInt64 {
+        1 &<< UInt64((count &* 31 &+ Int(first)) & 63)
+    }
     /// Where the declarations went in the bytes expat sees, and how long they are, to correct positions.
     @exclusivity(unchecked) private(set) var injection: (offset: Int64, length: Int, line: Int)?
     /// Newlines already sent before the root tag (counted only until the root is seen).
@@ -589,6 +597,7 @@ final class InputRepairFilter {
         for (prefix, uri) in Self.wellKnownNamespaces where !declared.contains(prefix) {
             bytes += Array(" xmlns:\(prefix)=\"\(uri)\"".utf8)
             injectedPrefixes.append(Array(prefix.utf8))
+            injectedPrefixKeys |= Self.prefixKey(count: prefix.utf8.count, first: prefix.utf8.first!)
         }
         return bytes
     }
