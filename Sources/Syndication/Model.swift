@@ -177,7 +177,12 @@ public struct PodcastDetails: Sendable, Hashable {
     public init() {}
 
     /// Whether nothing is known.
-    public var isEmpty: Bool { self == PodcastDetails() }
+    ///
+    /// Field by field: comparing with a new empty value made and destroyed one for every article (issue 18).
+    public var isEmpty: Bool {
+        durationSeconds == nil && episode == nil && season == nil && explicit == nil && keywords.isEmpty && guid == nil
+            && transcripts.isEmpty && chaptersURL == nil
+    }
 }
 
 /// One article: an RSS item or an Atom entry, complete when its element closes.
