@@ -1,4 +1,5 @@
 import ExpatXML
+import Syndication
 import Foundation
 import TestSupport
 #if canImport(FoundationXML)
@@ -66,6 +67,16 @@ struct WorkRecord {
     var current = ItemFields()
     var firstItem: ItemFields?
     var lastItem: ItemFields?
+
+    /// Tallies a complete article (the `syndication` variants): the first one's time, its title, link and identifier.
+    @inline(__always) mutating func count(_ article: Article, since start: UInt64) {
+        if firstItemNanos == 0 { firstItemNanos = monotonicNanos() - start }
+        tally.items += 1
+        tally.titleBytes += article.title?.utf8.count ?? 0
+        tally.linkBytes += article.link?.utf8.count ?? 0
+        tally.guidBytes += article.id.utf8.count
+        if article.published != nil || article.updated != nil { parsedDates += 1 }
+    }
 
     @inline(__always) mutating func finishItem() {
         tally.add(current)
