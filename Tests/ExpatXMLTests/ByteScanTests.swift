@@ -113,17 +113,31 @@ import Testing
 
     /// The scan reads only `bytes[0..<count]`: values of exactly 16 to 40 bytes in allocations of exactly that size
     /// (what an address sanitizer run would catch an over-read in), every start, an escape at each place in turn.
+    /// Every length up to 40 in an allocation of exactly that size, every start, an escape of each kind at each place
+    /// followed by each byte a word test could falsely mark after it (a borrow: a space after a control, `#` after `"`,
+    /// `]` after `\`): the 16- and 8-byte tails read the value's last bytes again, never past it, and a scan that starts
+    /// just after an escape must not see a mark the escape's borrow left on the next byte.
     @Test func jsonEscapeScanStaysInsideAnExactlySizedValue() {
-        for length in 16...40 {
+        for length in 1...40 {
             let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: length)
             defer { buffer.deallocate() }
-            for escape in [-1] + Array(0..<length) {
-                for index in 0..<length { buffer[index] = index == escape ? 0x22 : UInt8(0x61 + index % 26) }
-                for start in 0...length {
-                    let expected = escape >= start ? escape : length
-                    let found = feedingest_bytescan_json_escape(UnsafePointer(buffer.baseAddress!), start, length)
-                    #expect(found == expected, "length \(length), escape at \(escape), from \(start)")
-                    if found != expected { return }
+            for (escapeByte, neighbour) in [(UInt8(0x22), UInt8(0x23)), (0x5C, 0x5D), (0x1F, 0x20), (0x00, 0x20), (0x0A, 0x61), (0x22, 0x22)] {
+                for escape in [-1] + Array(0..<length) {
+                    for index in 0..<length { buffer[index] = UInt8(0x61 + index % 26) }
+                    if escape >= 0 {
+                        buffer[escape] = escapeByte
+                        if escape + 1 < length { buffer[escape + 1] = neighbour }
+                    }
+                    for start in 0...length {
+                        var expected = length
+                        for index in start..<length where buffer[index] < 0x20 || buffer[index] == 0x22 || buffer[index] == 0x5C {
+                            expected = index
+                            break
+                        }
+                        let found = feedingest_bytescan_json_escape(UnsafePointer(buffer.baseAddress!), start, length)
+                        #expect(found == expected, "length \(length), \(escapeByte) at \(escape) then \(neighbour), from \(start)")
+                        if found != expected { return }
+                    }
                 }
             }
         }
