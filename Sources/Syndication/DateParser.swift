@@ -180,6 +180,40 @@ public enum FeedDate {
     /// parts and ZONE `+hhmm`, `-hhmm`, `GMT`, `UT`, `UTC` or `Z`; `nil` for anything else, which ``loose(_:)``
     /// then reads (to the same instant, when both do). Allocates nothing: ``loose(_:)`` costs ~10× as much.
     static func rfc822(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        if let date = canonicalRFC822(b) { return date }
+        return rfc822Fields(b)
+    }
+
+    /// The commonest RSS date of all, `Ddd, DD Mmm YYYY HH:MM:SS +hhmm` (31 bytes) or `… GMT` (29), read at fixed
+    /// places; `nil` for any other shape (and for values out of range), which ``rfc822Fields(_:)`` then reads. What
+    /// this returns, that reads to the same instant (`DateTests` checks both on generated dates): ~90 instructions
+    /// instead of ~390 (issue 18).
+    static func canonicalRFC822(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        let n = b.count
+        guard n == 31 || n == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20, b[19] == 0x3A,
+              b[22] == 0x3A, b[25] == 0x20 else { return nil }
+        @inline(__always) func twoDigits(_ k: Int) -> Int? {
+            let tens = b[k] &- 0x30, ones = b[k + 1] &- 0x30
+            return tens < 10 && ones < 10 ? Int(tens) * 10 + Int(ones) : nil
+        }
+        guard isLetter(b[0]), isWeekday(UnsafeBufferPointer(rebasing: b[0..<3])), let day = twoDigits(5),
+              let month = monthNumber(UnsafeBufferPointer(rebasing: b[8..<11])), let century = twoDigits(12),
+              let year = twoDigits(14), let hour = twoDigits(17), let minute = twoDigits(20), let second = twoDigits(23)
+        else { return nil }
+        let offset: Int
+        if n == 31 {
+            guard b[26] == 0x2B || b[26] == 0x2D, let hours = twoDigits(27), let minutes = twoDigits(29), hours <= 14, minutes < 60
+            else { return nil }
+            offset = (b[26] == 0x2D ? -1 : 1) * (hours * 3600 + minutes * 60)
+        } else {
+            guard b[26] == 0x47, b[27] == 0x4D, b[28] == 0x54 else { return nil }  // GMT
+            offset = 0
+        }
+        return make(century * 100 + year, month, day, hour, minute, second, 0, offset)
+    }
+
+    /// ``rfc822(_:)`` field by field, for every shape it takes.
+    static func rfc822Fields(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
         let n = b.count
         var i = 0
         func number(_ maximumDigits: Int, exactly: Bool) -> Int? {
