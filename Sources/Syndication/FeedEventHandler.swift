@@ -215,7 +215,7 @@ final class FeedEventHandler: XMLEventHandler {
         if itemDepth > 0 && depth == itemDepth {
             itemDepth = 0
             emit(&item)
-            textSlots.clear()
+            item.clearTexts()
             return
         }
         if imageDepth > 0 && depth == imageDepth { imageDepth = 0 }

@@ -10,7 +10,7 @@ extension FeedEventHandler {
     /// link and its `LASTMOD` as the update date.
     func startItem(_ attributes: XMLAttributes) {
         // Made in place: a local builder assigned to `item` was copied and destroyed whole (~2,000 instructions an item).
-        textSlots.clear()  // what an abandoned item left (emit clears its own)
+        item.clearTexts()  // what an abandoned item left (emit clears its own)
         item.reset(language: language, base: base)
         if isRDF, let about = attributes.value(localName: "about", namespaceURI: "http://www.w3.org/1999/02/22-rdf-syntax-ns#") {
             item.rdfAbout = about.string
