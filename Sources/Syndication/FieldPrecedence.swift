@@ -38,6 +38,32 @@ extension Field {
         default: return false
         }
     }
+
+    /// The capture collects bytes, never a `String`: a summary or content, or an item's date (``itemDateSlot``).
+    var keepsBytes: Bool {
+        switch self {
+        case .itemDescription, .itemSummary, .itemMediaDescription, .itemContentEncoded, .itemContent: return true
+        case .itemPubDate, .itemPublished, .itemIssued, .itemDCDate, .itemTermsIssued, .itemTermsCreated, .itemUpdated,
+             .itemModified, .itemTermsModified: return true
+        default: return false
+        }
+    }
+
+    /// The item's date slot this field fills, for its dates.
+    var itemDateSlot: ItemBuilder.Slot? {
+        switch self {
+        case .itemPubDate: return .pubDate
+        case .itemPublished: return .published
+        case .itemIssued: return .issued
+        case .itemDCDate: return .dcDate
+        case .itemTermsIssued: return .termsIssued
+        case .itemTermsCreated: return .termsCreated
+        case .itemUpdated: return .updated
+        case .itemModified: return .modified
+        case .itemTermsModified: return .termsModified
+        default: return nil
+        }
+    }
 }
 
 extension FeedEventHandler {
@@ -69,6 +95,9 @@ extension FeedEventHandler {
     /// `capture` is `inout` only so that the handler's one capture is read where it is, not copied; it is not changed.
     func assign(_ capture: inout TextCapture) {
         if capture.field.becomesTextContent { return assignTextContent(&capture) }
+        // An item's date, as plain text: parsed from the capture's bytes, no `String` made (ItemBuilder.setDate).
+        if let slot = capture.field.itemDateSlot, capture.kind == .text,
+           capture.withPlainValueBytes({ item.setDate(slot, text: $0, keepingFirst: slot == .dcDate) }) != nil { return }
         var value = capture.value()
         // Relative links inside HTML resolve against the xml:base in scope at the element itself.
         if capture.kind == .html && resolvesLinksInHTML && !value.isEmpty {

@@ -39,6 +39,15 @@ struct ItemBuilder {
     /// One bit for each slot that may hold a candidate (set whenever one is written), so that ``clearTexts()`` visits
     /// only those: it runs after every item, and going through all 28 slots twice an item was ~230 instructions.
     private var filledSlots: UInt32 = 0
+    /// The date candidates (`pubDate`, `published`, …) closed as plain text of up to ``TextSlots/dateTextCapacity``
+    /// bytes: their text in `dateTexts` and what it parsed to in `dates`, with no `String` made unless one is asked for
+    /// (the raw text of a date that does not parse, the hash of an article without an identifier). One bit a slot; a
+    /// slot with its bit set holds no `String` in `texts`. Nearly every item has a date, and its `String` was made,
+    /// parsed and dropped (~350 instructions an item; issue 18).
+    private var datesAsBytes: UInt32 = 0
+    private let dateTexts: UnsafeMutablePointer<UInt8>
+    private let dateLengths: UnsafeMutablePointer<UInt8>
+    private let dates: UnsafeMutablePointer<Date?>
 
     /// The slot's storage, marked as possibly filled.
     @inline(__always) private mutating func filling(_ slot: Slot) -> UnsafeMutablePointer<String?> {
@@ -55,15 +64,67 @@ struct ItemBuilder {
             filled &= filled &- 1
         }
         filledSlots = 0
+        datesAsBytes = 0
+    }
+
+    /// Records a date candidate's closed text, trimmed (what ``TextCapture/value()`` would make a `String` of), as an
+    /// assignment of that text to the slot would: empty text empties the slot, and with `keepingFirst` a slot that
+    /// holds a candidate keeps it. Text longer than ``TextSlots/dateTextCapacity`` is kept as a `String`.
+    mutating func setDate(_ slot: Slot, text: UnsafeBufferPointer<UInt8>, keepingFirst: Bool) {
+        let bit: UInt32 = 1 &<< UInt32(slot.rawValue)
+        if keepingFirst && (datesAsBytes & bit != 0 || texts[slot.rawValue] != nil) { return }
+        guard let source = text.baseAddress, !text.isEmpty else {
+            if !keepingFirst {
+                datesAsBytes &= ~bit
+                filling(slot).pointee = nil
+            }
+            return
+        }
+        guard text.count <= TextSlots.dateTextCapacity else {
+            datesAsBytes &= ~bit
+            filling(slot).pointee = String(decoding: text, as: UTF8.self)
+            return
+        }
+        (dateTexts + slot.rawValue * TextSlots.dateTextCapacity).update(from: source, count: text.count)
+        dateLengths[slot.rawValue] = UInt8(text.count)
+        dates[slot.rawValue] = FeedDate.parse(bytes: text)
+        datesAsBytes |= bit
+        if texts[slot.rawValue] != nil { texts[slot.rawValue] = nil }
+    }
+
+    /// A date candidate's text, wherever it is kept.
+    private func dateText(_ slot: Slot) -> String? {
+        guard datesAsBytes & (1 &<< UInt32(slot.rawValue)) != 0 else { return texts[slot.rawValue] }
+        return String(decoding: UnsafeBufferPointer(start: dateTexts + slot.rawValue * TextSlots.dateTextCapacity,
+                                                    count: Int(dateLengths[slot.rawValue])), as: UTF8.self)
+    }
+
+    /// Sets a date candidate as a `String` (an attribute's value, a text that was not plain).
+    private mutating func setDateText(_ slot: Slot, _ text: String?) {
+        datesAsBytes &= ~(1 &<< UInt32(slot.rawValue))
+        filling(slot).pointee = text
     }
 
     /// The storage of the plain-text candidates of one open item at a time, reused from item to item.
     final class TextSlots {
         let base = UnsafeMutablePointer<String?>.allocate(capacity: Slot.count)
-        init() { base.initialize(repeating: nil, count: Slot.count) }
+        /// The longest date text kept as bytes; longer ones (never a date this parser reads) are kept as `String`s.
+        static let dateTextCapacity = 48
+        let dateTexts = UnsafeMutablePointer<UInt8>.allocate(capacity: Slot.count * dateTextCapacity)
+        let dateLengths = UnsafeMutablePointer<UInt8>.allocate(capacity: Slot.count)
+        let dates = UnsafeMutablePointer<Date?>.allocate(capacity: Slot.count)
+        init() {
+            base.initialize(repeating: nil, count: Slot.count)
+            dateTexts.initialize(repeating: 0, count: Slot.count * Self.dateTextCapacity)
+            dateLengths.initialize(repeating: 0, count: Slot.count)
+            dates.initialize(repeating: nil, count: Slot.count)
+        }
         deinit {
             base.deinitialize(count: Slot.count)
             base.deallocate()
+            dateTexts.deallocate()
+            dateLengths.deallocate()
+            dates.deallocate()
         }
     }
 
@@ -83,15 +144,15 @@ struct ItemBuilder {
     var guid: String? { get { texts[Slot.guid.rawValue] } _modify { yield &filling(.guid).pointee } }
     var atomID: String? { get { texts[Slot.atomID.rawValue] } _modify { yield &filling(.atomID).pointee } }
     var dcIdentifier: String? { get { texts[Slot.dcIdentifier.rawValue] } _modify { yield &filling(.dcIdentifier).pointee } }
-    var pubDate: String? { get { texts[Slot.pubDate.rawValue] } _modify { yield &filling(.pubDate).pointee } }
-    var published: String? { get { texts[Slot.published.rawValue] } _modify { yield &filling(.published).pointee } }
-    var issued: String? { get { texts[Slot.issued.rawValue] } _modify { yield &filling(.issued).pointee } }
-    var dcDate: String? { get { texts[Slot.dcDate.rawValue] } _modify { yield &filling(.dcDate).pointee } }
-    var termsIssued: String? { get { texts[Slot.termsIssued.rawValue] } _modify { yield &filling(.termsIssued).pointee } }
-    var termsCreated: String? { get { texts[Slot.termsCreated.rawValue] } _modify { yield &filling(.termsCreated).pointee } }
-    var updated: String? { get { texts[Slot.updated.rawValue] } _modify { yield &filling(.updated).pointee } }
-    var modified: String? { get { texts[Slot.modified.rawValue] } _modify { yield &filling(.modified).pointee } }
-    var termsModified: String? { get { texts[Slot.termsModified.rawValue] } _modify { yield &filling(.termsModified).pointee } }
+    var pubDate: String? { get { dateText(.pubDate) } set { setDateText(.pubDate, newValue) } }
+    var published: String? { get { dateText(.published) } set { setDateText(.published, newValue) } }
+    var issued: String? { get { dateText(.issued) } set { setDateText(.issued, newValue) } }
+    var dcDate: String? { get { dateText(.dcDate) } set { setDateText(.dcDate, newValue) } }
+    var termsIssued: String? { get { dateText(.termsIssued) } set { setDateText(.termsIssued, newValue) } }
+    var termsCreated: String? { get { dateText(.termsCreated) } set { setDateText(.termsCreated, newValue) } }
+    var updated: String? { get { dateText(.updated) } set { setDateText(.updated, newValue) } }
+    var modified: String? { get { dateText(.modified) } set { setDateText(.modified, newValue) } }
+    var termsModified: String? { get { dateText(.termsModified) } set { setDateText(.termsModified, newValue) } }
     var dcDescription: String? { get { texts[Slot.dcDescription.rawValue] } _modify { yield &filling(.dcDescription).pointee } }
     var itunesSummary: String? { get { texts[Slot.itunesSummary.rawValue] } _modify { yield &filling(.itunesSummary).pointee } }
     var itunesSubtitle: String? { get { texts[Slot.itunesSubtitle.rawValue] } _modify { yield &filling(.itunesSubtitle).pointee } }
@@ -120,6 +181,9 @@ struct ItemBuilder {
         self.language = language
         self.base = base
         texts = slots.base
+        dateTexts = slots.dateTexts
+        dateLengths = slots.dateLengths
+        dates = slots.dates
     }
 
     /// The slots of the publication date's candidates, first wins: `pubDate`, `published`, `issued`, `dc:date`,
@@ -136,6 +200,11 @@ struct ItemBuilder {
     mutating func firstDate(_ slots: [Slot]) -> (Date?, String?) {
         var firstRaw: String?
         for slot in slots {
+            if datesAsBytes & (1 &<< UInt32(slot.rawValue)) != 0 {
+                if let date = dates[slot.rawValue] { return (date, nil) }
+                if firstRaw == nil { firstRaw = dateText(slot) }
+                continue
+            }
             guard let raw = texts[slot.rawValue] else { continue }
             if let date = FeedDate.parse(raw) { return (date, nil) }
             if firstRaw == nil { firstRaw = raw }

@@ -75,7 +75,7 @@ struct TextCapture {
         // Nearly always the base the last field had: comparing first (equal storage compares in a few instructions)
         // spares a retain and a release per field.
         if self.base != base { self.base = base }
-        keepsBytes = field.becomesTextContent
+        keepsBytes = field.keepsBytes
         if !bytes.isEmpty { bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024) }
         // Most are empty already (the last field's text was taken): no release of nothing.
         if onlyText != nil { onlyText = nil }
@@ -221,6 +221,13 @@ struct TextCapture {
             default: bytes.append(byte)
             }
         }
+    }
+
+    /// Calls `body` with ``value()``'s bytes in place, when the value is plain collected bytes (not base64, not XHTML,
+    /// not one text node kept as a `String`); `nil` without calling it otherwise.
+    func withPlainValueBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard !isBase64 && !isXHTML && onlyText == nil else { return nil }
+        return bytes.withUnsafeBufferPointer { body(Self.trimmed($0)) }
     }
 
     /// ``value()`` as UTF-8 bytes, made without a `String` in the common case (not base64, not XHTML).
