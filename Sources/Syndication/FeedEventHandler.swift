@@ -280,6 +280,7 @@ final class FeedEventHandler: XMLEventHandler {
 
     func resolve(_ url: String?, base: String? = nil, emptyIsBase: Bool = false) -> String? {
         guard let url else { return nil }
+        if URLResolver.isAbsoluteAndTrimmed(url) { return url }  // as `resolve` would return it, without the base
         let resolved = resolver.resolve(url, against: base ?? self.base, emptyIsBase: emptyIsBase)
         return resolved.isEmpty ? nil : resolved
     }

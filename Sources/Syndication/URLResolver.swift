@@ -33,6 +33,16 @@ struct URLResolver {
         value.utf8.withContiguousStorageIfAvailable { hasScheme($0) } ?? hasScheme(Array(value.utf8))
     }
 
+    /// Whether `value` is an absolute URL with no XML white space around it: what ``resolve(_:against:emptyIsBase:)``
+    /// returns as it is, whatever the base. Most links in feeds are; checking first spares the trimming and the base.
+    static func isAbsoluteAndTrimmed(_ value: String) -> Bool {
+        value.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let first = bytes.first, let last = bytes.last else { return false }
+            @inline(__always) func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+            return !isSpace(first) && !isSpace(last) && hasScheme(bytes)
+        } ?? false
+    }
+
     /// Whether UTF-8 `bytes` start with a URL scheme; read in place, without making a `String` (issue 18).
     static func hasScheme<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         var first = true

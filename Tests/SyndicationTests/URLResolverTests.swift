@@ -74,4 +74,23 @@ struct URLResolverTests {
         #expect(resolver.resolveLinks(inHTML: "<p>no links at all = none</p>", against: "http://127.0.0.1/") == "<p>no links at all = none</p>")
         #expect(resolver.resolveLinks(inHTML: #"<a href="x">"#, against: nil) == #"<a href="x">"#)
     }
+
+    /// The handler returns a URL as it is when `isAbsoluteAndTrimmed` says so, without `resolve`: that must be exactly
+    /// when `resolve` would return it unchanged, against any base.
+    @Test func anAbsoluteTrimmedURLIsWhatResolveReturnsUnchanged() {
+        var resolver = URLResolver()
+        let values = ["http://127.0.0.1/a", "https://x/y?z#w", "mailto:a@b", "data:,x", " http://127.0.0.1/a", "http://127.0.0.1/a\n",
+                      "\thttp://x", "/relative", "relative", "", " ", "1http:x", "+a:b", "a:", ":x", "ht tp://x", "http:", "C:\\path"]
+        for value in values {
+            for base in [nil, "http://127.0.0.1/base/", "not a url"] as [String?] {
+                if URLResolver.isAbsoluteAndTrimmed(value) {
+                    #expect(resolver.resolve(value, against: base) == value, "\(value) against \(base ?? "nil")")
+                }
+            }
+        }
+        #expect(URLResolver.isAbsoluteAndTrimmed("http://127.0.0.1/a"))
+        #expect(!URLResolver.isAbsoluteAndTrimmed(" http://127.0.0.1/a"))
+        #expect(!URLResolver.isAbsoluteAndTrimmed("/relative"))
+        #expect(!URLResolver.isAbsoluteAndTrimmed(""))
+    }
 }
