@@ -718,9 +718,10 @@ struct ParserState {
         self.maximumDepth = maximumDepth
         self.maximumTextBytes = maximumTextBytes
         self.separateCDATA = separateCDATA
-        // Never above the limit: `characters` takes room in the buffer as being within it.
-        textCapacity = min(4096, max(maximumTextBytes, 1))
-        text = .allocate(capacity: textCapacity)
+        // Never above the limit (none at all for a limit below 1): `characters` takes room in the buffer as being
+        // within it.
+        textCapacity = min(4096, max(maximumTextBytes, 0))
+        text = .allocate(capacity: max(textCapacity, 1))
         openNames = .allocate(capacity: openNamesCapacity)
     }
 

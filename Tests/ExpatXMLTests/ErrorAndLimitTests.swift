@@ -115,6 +115,21 @@ struct ErrorAndLimitTests {
         }
     }
 
+    /// A limit of 0 (or below) allows no text at all: a one-byte node fails, in text and in a separate CDATA section.
+    @Test("no text under a limit of zero or below", arguments: [0, -1])
+    func noTextUnderAZeroLimit(limit: Int) {
+        for cdata in [ExpatXMLConfiguration.CDATAHandling.mergeIntoText, .separate] {
+            var configuration = ExpatXMLConfiguration()
+            configuration.maximumTextNodeBytes = limit
+            configuration.cdataHandling = cdata
+            for document in ["<r>x</r>", "<r><![CDATA[x]]></r>"] {
+                let result = EventRecorder.record(Array(document.utf8), configuration: configuration)
+                #expect(result.error?.code == .textNodeTooLarge, "\(document), \(cdata)")
+            }
+            #expect(EventRecorder.record(Array("<r><a/></r>".utf8), configuration: configuration).error == nil)
+        }
+    }
+
     @Test func missingFileIsAReadError() {
         let parser = ExpatXMLParser()
         #expect {
