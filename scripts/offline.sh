@@ -16,9 +16,10 @@ fi
 run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/feedingest-run.XXXXXX")
 chmod 1777 "$run_tmp"   # as /tmp: the postgres user makes its server's directory here too
 cleanup() {
+  set +e  # the command's status is the script's, whatever happens here
   if [ "${FEEDINGEST_KEEP_TMPDIR:-}" = 1 ]; then echo "offline.sh: kept $run_tmp" >&2; return; fi
   for _ in $(seq 60); do pgrep -f -- "$run_tmp" >/dev/null || break; sleep 1; done
-  rm -rf -- "$run_tmp"
+  rm -rf -- "$run_tmp" || echo "offline.sh: could not remove all of $run_tmp" >&2
 }
 trap cleanup EXIT
 status=0
