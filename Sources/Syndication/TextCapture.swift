@@ -13,7 +13,8 @@ struct TextCapture {
     /// copied into `bytes` and decoded later (a copy and an allocation less per field). Set only while `bytes` is
     /// empty; moved into `bytes` as soon as more comes.
     private var onlyText: String?
-    /// The field becomes a ``TextContent``, which keeps bytes: its text is collected in `bytes`, never as a `String`.
+    /// The field is read as bytes (a ``TextContent``, an item's date: `Field.keepsBytes`): its text is collected in
+    /// `bytes`, never as a `String`.
     private var keepsBytes = false
     /// `onlyText` starts and ends with something other than white space.
     private var onlyTextIsTrimmed = false
