@@ -40,14 +40,7 @@ extension Field {
     }
 
     /// The capture collects bytes, never a `String`: a summary or content, or an item's date (``itemDateSlot``).
-    var keepsBytes: Bool {
-        switch self {
-        case .itemDescription, .itemSummary, .itemMediaDescription, .itemContentEncoded, .itemContent: return true
-        case .itemPubDate, .itemPublished, .itemIssued, .itemDCDate, .itemTermsIssued, .itemTermsCreated, .itemUpdated,
-             .itemModified, .itemTermsModified: return true
-        default: return false
-        }
-    }
+    var keepsBytes: Bool { becomesTextContent || itemDateSlot != nil }
 
     /// The item's date slot this field fills, for its dates.
     var itemDateSlot: ItemBuilder.Slot? {

@@ -233,8 +233,7 @@ struct TextCapture {
 
     /// ``value()`` as UTF-8 bytes, made without a `String` in the common case (not base64, not XHTML).
     func valueBytes() -> [UInt8] {
-        guard !isBase64 && !isXHTML && onlyText == nil else { return Array(value().utf8) }
-        return bytes.withUnsafeBufferPointer { Array(Self.trimmed($0)) }
+        withPlainValueBytes { Array($0) } ?? Array(value().utf8)
     }
 
     /// The captured value, trimmed; the XHTML wrapper `div` removed for Atom `xhtml` text.
