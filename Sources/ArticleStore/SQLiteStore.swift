@@ -28,6 +28,7 @@ final class SQLiteStoreConnection: StoreConnection {
     var isInTransaction: Bool { connection.isInTransaction }
 
     func begin() throws(StoreError) { try connection.statement(SQL.begin).run() }
+    var excludesOtherWriters: Bool { true }
     func commit() throws(StoreError) { try connection.statement(SQL.commit).run() }
     func rollback() {
         if connection.isInTransaction { try? connection.statement(SQL.rollback).run() }
@@ -126,11 +127,11 @@ final class SQLiteStoreConnection: StoreConnection {
                             + "results not written", path: location, operation: "check the lease")
     }
 
-    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date, knownAbsent: Bool) throws(StoreError) -> (ArticleID, ArticleChange) {
         let contentHash = row.contentHash
         let keyHash = row.keyHash
         let seconds = now.timeIntervalSince1970
-        if let existing = try lookup(feed, row.bytes(.key), keyHash) {
+        if !knownAbsent, let existing = try lookup(feed, row.bytes(.key), keyHash) {
             if existing.contentHash == contentHash {
                 if existing.commentCount != article.commentCount.map(Int64.init) {
                     let statement = try connection.statement(SQL.updateCommentCount)

@@ -74,6 +74,17 @@ public final class StoreContext {
 
     private let connection: any StoreConnection
     private var sessions: [FeedID: Session] = [:]
+    /// The identifier, change and key hash of each article the current transaction wrote, in order (see `write`);
+    /// reused, so a batch allocates nothing for them.
+    private var written: [(id: ArticleID, change: ArticleChange, keyHash: Int64)] = []
+    /// The key hashes inserted so far by the feed being written, while its inserts go unchecked; reused.
+    private var batchKeyHashes: Set<Int64> = []
+
+    /// The articles a session inserts without looking their keys up (while its feed holds only them) before it goes
+    /// back to looking each up, so that its set of their key hashes stays within ~2 MiB.
+    package var uncheckedInsertLimit = 100_000
+    /// Articles written without a lookup of their key so far, committed or not (for tests).
+    package private(set) var insertsWithoutLookup = 0
     /// The article being written, encoded once: hashed and bound from one buffer.
     private let row = ArticleRow()
     private let clock = ContinuousClock()
@@ -196,6 +207,7 @@ public final class StoreContext {
         let status = try feedStatus(feed)
         sessions[feed] = Session(keyMode: status.keyMode, url: status.url, lease: lease, started: Date())
         sessions[feed]?.refreshHint = status.refreshHint
+        sessions[feed]?.insertsUnchecked = connection.excludesOtherWriters && status.articleCount == 0
         return status
     }
 
@@ -238,18 +250,20 @@ public final class StoreContext {
     /// and the others are kept. The next allowed fetch is the store's ``FetchSchedule`` (``StoreConfiguration/fetchInterval``
     /// after the claim, or the server's later ``FeedSuccess/nextFetch``). A leased feed's lease ends.
     public func finishFeed(_ feed: FeedID, _ success: FeedSuccess) throws(StoreError) -> FeedIngestSummary {
-        guard let session = sessions[feed] else { throw notStarted(feed, "finish a feed") }
+        guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "finish a feed") }
+        let url = sessions.values[index].url
+        let lease = sessions.values[index].lease
+        let refreshHint = sessions.values[index].refreshHint
         let schedule = FetchSchedule(interval: configuration.fetchInterval)
-        var next = schedule.nextFetch(after: success, feedURL: session.url, start: session.lease?.claimedAt ?? success.date)
-        let committed = try transaction { () throws(StoreError) -> [StoredArticle] in
-            var results: [StoredArticle] = []
-            var copy = session
-            try write(feed, &copy, results: &results)
+        var next = schedule.nextFetch(after: success, feedURL: url, start: lease?.claimedAt ?? success.date)
+        let counts = try transaction { () throws(StoreError) -> WrittenCounts in
+            written.removeAll(keepingCapacity: true)
+            let counts = try write(feed, sessions.values[index])
             if let adaptive = configuration.adaptiveSchedule {
                 // After the articles are written, so this fetch's entries count in the publishing gap.
                 let scheduler = FetchScheduler(configuration: adaptive)
                 let dates = try connection.recentEntryDates(feed, limit: max(adaptive.consideredEntries, 1))
-                let history = FeedHistory(entryDates: dates, updatePeriod: success.refreshHint ?? session.refreshHint,
+                let history = FeedHistory(entryDates: dates, updatePeriod: success.refreshHint ?? refreshHint,
                                           maxAge: success.maxAge, expires: success.expires)
                 let scheduled = scheduler.afterSuccess(history, now: success.date, random: Double.random(in: 0..<1))
                 next = scheduled.next
@@ -259,14 +273,11 @@ public final class StoreContext {
             }
             let completion: FeedCompletion = success.notModified
                 ? .notModified(success, nextFetch: next)
-                : .updated(success, seen: copy.seen, new: copy.new, updated: copy.updated, nextFetch: next)
-            try connection.complete(feed, completion, releasing: session.lease)
-            sessions[feed] = copy
-            return results
+                : .updated(success, seen: counts.seen, new: counts.new, updated: counts.updated, nextFetch: next)
+            try connection.complete(feed, completion, releasing: lease)
+            return counts
         }
-        let final = sessions.removeValue(forKey: feed)!
-        return FeedIngestSummary(feed: feed, seen: final.seen, new: final.new, updated: final.updated,
-                                 unchanged: final.unchanged, committed: committed)
+        return finished(feed, counts)
     }
 
     /// Ends a failed fetch: commits the articles parsed before the failure and records the error, one more
@@ -274,11 +285,11 @@ public final class StoreContext {
     /// leaving the validators and the last success untouched. A failure that does not count
     /// (``FeedFailure/counts``, a 429) records only the error and the next allowed fetch. A leased feed's lease ends.
     public func failFeed(_ feed: FeedID, _ failure: FeedFailure) throws(StoreError) -> FeedIngestSummary {
-        guard let session = sessions[feed] else { throw notStarted(feed, "record a failed feed") }
-        let committed = try transaction { () throws(StoreError) -> [StoredArticle] in
-            var results: [StoredArticle] = []
-            var copy = session
-            try write(feed, &copy, results: &results)
+        guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "record a failed feed") }
+        let lease = sessions.values[index].lease
+        let counts = try transaction { () throws(StoreError) -> WrittenCounts in
+            written.removeAll(keepingCapacity: true)
+            let counts = try write(feed, sessions.values[index])
             // A refusal for now (429) waits the base backoff, without counting as a failure.
             let failures: Int
             if failure.counts {
@@ -298,11 +309,17 @@ public final class StoreContext {
                     interval: scheduled.interval, reason: scheduled.reason, writesHints: false, refreshHint: nil,
                     clearsRefreshHint: false, maxAge: nil, expires: nil))
             }
-            try connection.complete(feed, .failed(failure, failures: failures, nextFetch: next), releasing: session.lease)
-            sessions[feed] = copy
-            return results
+            try connection.complete(feed, .failed(failure, failures: failures, nextFetch: next), releasing: lease)
+            return counts
         }
-        let final = sessions.removeValue(forKey: feed)!
+        return finished(feed, counts)
+    }
+
+    /// Ends a feed's session after its final transaction committed: its last articles are moved into the summary.
+    private func finished(_ feed: FeedID, _ counts: WrittenCounts) -> FeedIngestSummary {
+        var final = sessions.removeValue(forKey: feed)!
+        var committed: [StoredArticle] = []
+        apply(counts, to: &final, feed: feed, results: &committed)
         return FeedIngestSummary(feed: feed, seen: final.seen, new: final.new, updated: final.updated,
                                  unchanged: final.unchanged, committed: committed)
     }
@@ -393,6 +410,13 @@ public final class StoreContext {
         var identifiersChecked = false
         var pending: [PendingArticle] = []
         var oldestPending: ContinuousClock.Instant?
+        /// Whether the feed's stored articles are exactly the ones this session inserted, so that an article whose key
+        /// hash none of them has is inserted without looking its key up (`write`). On when the feed begins empty on an
+        /// engine whose write transactions exclude other writers; checked again at the start of each batch, and off
+        /// for good once the check fails, the key mode changes, or ``StoreContext/uncheckedInsertLimit`` are stored.
+        var insertsUnchecked = false
+        /// The key hashes of the articles this session inserted, while ``insertsUnchecked``.
+        var insertedKeyHashes: Set<Int64> = []
         var seen = 0
         var new = 0
         var updated = 0
@@ -487,25 +511,45 @@ public final class StoreContext {
 
     /// Commits the given feeds' pending work in one transaction and returns the committed articles.
     private func commitSessions(_ feeds: [FeedID]) throws(StoreError) -> [StoredArticle] {
-        try transaction { () throws(StoreError) -> [StoredArticle] in
-            var results: [StoredArticle] = []
-            var updated: [(FeedID, Session)] = []
+        let counts = try transaction { () throws(StoreError) -> [(FeedID, WrittenCounts)] in
+            var counts: [(FeedID, WrittenCounts)] = []
+            written.removeAll(keepingCapacity: true)
             for feed in feeds {
-                guard var session = sessions[feed] else { continue }
-                try write(feed, &session, results: &results)
-                updated.append((feed, session))
+                guard let index = sessions.index(forKey: feed) else { continue }
+                counts.append((feed, try write(feed, sessions.values[index])))
             }
-            // Only now, with every write done, does the in-memory state move on; COMMIT follows at once, and
-            // should it fail, `transaction` restores the sessions below.
-            for (feed, session) in updated { sessions[feed] = session }
-            return results
+            return counts
         }
+        // Only now, with the transaction committed, do the sessions move on (and their articles move out).
+        var results: [StoredArticle] = []
+        for (feed, feedCounts) in counts {
+            guard let index = sessions.index(forKey: feed) else { continue }
+            apply(feedCounts, to: &sessions.values[index], feed: feed, results: &results)
+        }
+        return results
     }
 
-    /// Writes a session's pending work (key switch, re-keys, articles) and advances its copy's state. A leased feed's
-    /// lease is checked first, with the feed's row locked until the transaction ends.
-    private func write(_ feed: FeedID, _ session: inout Session, results: inout [StoredArticle]) throws(StoreError) {
+    /// What writing a session's pending articles did; ``apply(_:to:feed:results:)`` adds it to the session once the
+    /// transaction has committed.
+    private struct WrittenCounts {
+        /// Where the session's articles start in ``written``.
+        var firstWritten = 0
+        /// Whether the batch inserted without lookups: the session's ``Session/insertsUnchecked`` from now on.
+        var insertsUnchecked = false
+        var seen = 0
+        var new = 0
+        var updated = 0
+        var unchanged = 0
+    }
+
+    /// Writes a session's pending work (key switch, re-keys, articles) and returns the counts with the session's own
+    /// added, leaving the session as it is: should the transaction fail, its articles stay pending. Each article's
+    /// identifier and change are appended to ``written``, in order. A leased feed's lease is checked first, with the
+    /// feed's row locked until the transaction ends.
+    private func write(_ feed: FeedID, _ session: Session) throws(StoreError) -> WrittenCounts {
         if let lease = session.lease { try connection.verifyLease(lease) }
+        var counts = WrittenCounts(firstWritten: written.count, seen: session.seen, new: session.new, updated: session.updated,
+                                   unchanged: session.unchanged)
         var countDelta: Int64 = 0
         if session.keyModeChanged {
             try connection.setKeyMode(feed, session.keyMode)
@@ -517,34 +561,72 @@ public final class StoreContext {
             countDelta -= Int64(try connection.deleteArticle(feed: feed, key: rekey.to))
             try connection.rekeyArticle(feed: feed, from: rekey.from, to: rekey.to, source: rekey.source)
         }
+        // A feed that began empty, and whose stored articles are still exactly the ones this session inserted under the
+        // key mode it began with (no other writer's, no re-keyed ones), cannot hold a key that none of them had: such
+        // articles are inserted without a lookup. The write lock held since `begin` keeps it so until the commit.
+        var unchecked = session.insertsUnchecked && !session.keyModeChanged && session.rekeys.isEmpty
+            && session.new < uncheckedInsertLimit
+        if unchecked, !session.pending.isEmpty {
+            // The feed's row counts its articles in the same transactions that insert and delete them; the first batch
+            // also counts the rows themselves (none, for a feed that began empty), so a count that was already wrong
+            // cannot start the shortcut.
+            let status = try connection.feedStatus(feed)
+            unchecked = status?.keyMode == session.keyMode && status?.articleCount == session.new
+            if unchecked, session.new == 0 { unchecked = try connection.articleCount(feed: feed) == 0 }
+        }
+        counts.insertsUnchecked = unchecked
+        batchKeyHashes.removeAll(keepingCapacity: true)
         if !session.pending.isEmpty {
             let now = Date()
-            results.reserveCapacity(results.count + session.pending.count)
-            // The pending articles are read in place, through the buffer, and each is copied once, for its
-            // `StoredArticle`, then lent to the encoder and the connection: a for-in loop, or the array's subscript,
-            // copied each before those calls too (every field retained and released each time).
-            let pending = session.pending
-            try pending.withUnsafeBufferPointer { (buffer) throws(StoreError) in
+            written.reserveCapacity(written.count + session.pending.count)
+            // The pending articles are read in place, through the buffer, each copied once and lent to the encoder and
+            // the connection (a for-in loop, or the array's subscript, copied each for each call).
+            try session.pending.withUnsafeBufferPointer { (buffer) throws(StoreError) in
                 guard let first = buffer.baseAddress else { return }
                 for index in buffer.indices {
                     let item = first + index
                     let article = item.pointee.article
                     row.encode(article, key: item.pointee.key, keySource: item.pointee.keySource)
-                    let (id, change) = try connection.write(article, row: row, feed: feed, now: now)
+                    let keyHash = row.keyHash
+                    let absent = unchecked && !session.insertedKeyHashes.contains(keyHash) && !batchKeyHashes.contains(keyHash)
+                    if absent { insertsWithoutLookup += 1 }
+                    let (id, change) = try connection.write(article, row: row, feed: feed, now: now, knownAbsent: absent)
+                    if unchecked, change == .new { batchKeyHashes.insert(keyHash) }
                     switch change {
                     case .new:
-                        session.new += 1
+                        counts.new += 1
                         countDelta += 1
-                    case .updated: session.updated += 1
-                    case .unchanged: session.unchanged += 1
+                    case .updated: counts.updated += 1
+                    case .unchanged: counts.unchanged += 1
                     }
-                    session.seen += 1
-                    results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article))
+                    counts.seen += 1
+                    written.append((id, change, keyHash))
                 }
             }
         }
         if countDelta != 0 {
             try connection.addArticleCount(feed, countDelta)
+        }
+        return counts
+    }
+
+    /// Moves a session on once its writes have committed: its counts, the key switch and re-keys done, and its pending
+    /// articles moved (not copied) into `results` with their identifiers and changes from ``written``. The pending
+    /// array keeps its capacity for the next batch.
+    private func apply(_ counts: WrittenCounts, to session: inout Session, feed: FeedID, results: inout [StoredArticle]) {
+        session.seen = counts.seen
+        session.new = counts.new
+        session.updated = counts.updated
+        session.unchanged = counts.unchanged
+        session.insertsUnchecked = counts.insertsUnchecked
+        if !counts.insertsUnchecked { session.insertedKeyHashes = [] }
+        results.reserveCapacity(results.count + session.pending.count)
+        for index in session.pending.indices {
+            var article = Article(id: "", idSource: .hash, feed: "")
+            swap(&article, &session.pending[index].article)
+            let (id, change, keyHash) = written[counts.firstWritten + index]
+            if counts.insertsUnchecked, change == .new { session.insertedKeyHashes.insert(keyHash) }
+            results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article))
         }
         session.pending.removeAll(keepingCapacity: true)
         session.oldestPending = nil
@@ -553,9 +635,9 @@ public final class StoreContext {
         session.firstIdentified?.pendingIndex = nil
     }
 
-    /// Runs `body` in a write transaction; on any error rolls back, restores the sessions and rethrows.
+    /// Runs `body` in a write transaction; on any error rolls back and rethrows. `body` must not change the sessions:
+    /// they move on only after the commit (``apply(_:to:feed:results:)``), so a failed batch stays pending.
     private func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        let saved = sessions
         try connection.begin()
         do throws(StoreError) {
             let result = try body()
@@ -565,7 +647,6 @@ public final class StoreContext {
             // After most failures SQLite has already rolled back (SQLITE_FULL, SQLITE_IOERR at commit); after
             // others the transaction is still open. Either way no partial batch survives.
             connection.rollback()
-            sessions = saved
             throw error
         }
     }

@@ -64,6 +64,9 @@ package protocol StoreConnection: AnyObject {
 
     /// Opens a write transaction (SQLite: `BEGIN IMMEDIATE`, which takes the write lock).
     func begin() throws(StoreError)
+    /// Whether a write transaction excludes every other writer of the store from ``begin()`` until it ends, so that
+    /// what it reads first still holds when it writes (SQLite: the write lock; PostgreSQL: no).
+    var excludesOtherWriters: Bool { get }
     /// Commits it.
     func commit() throws(StoreError)
     /// Rolls back the open transaction, if any; errors are ignored (the transaction is gone either way).
@@ -91,8 +94,10 @@ package protocol StoreConnection: AnyObject {
     func verifyLease(_ lease: FeedLease) throws(StoreError)
     /// Writes one article under its key: inserted when the feed has no article with that key (`new`); otherwise updated
     /// in place keeping its identifier when `row`'s content hash differs (`updated`), else left alone but for a new
-    /// comment count (`unchanged`). `row` holds the article encoded by the context, with its key.
-    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange)
+    /// comment count (`unchanged`). `row` holds the article encoded by the context, with its key. `knownAbsent` promises
+    /// that the feed has no article under the key, so an engine that looks the key up first may insert at once (only
+    /// ever given when ``excludesOtherWriters``).
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date, knownAbsent: Bool) throws(StoreError) -> (ArticleID, ArticleChange)
     /// Whether the feed has an article under `key`.
     func hasArticle(feed: FeedID, key: String) throws(StoreError) -> Bool
     /// Deletes the feed's article under `key`; how many rows went.

@@ -15,6 +15,8 @@ final class PostgresStoreConnection: StoreConnection {
 
     var location: String { connection.location.redacted }
     var isInTransaction: Bool { connection.isInTransaction }
+    /// Other connections write concurrently under PostgreSQL's MVCC (a leased feed's row lock serialises only its writers).
+    var excludesOtherWriters: Bool { false }
 
     func begin() throws(StoreError) {
         // A connection the server dropped (a restart) is reconnected before the next transaction, so only the
@@ -113,7 +115,8 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
-    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date) throws(StoreError) -> (ArticleID, ArticleChange) {
+    /// One upsert, which looks the key up itself: `knownAbsent` changes nothing here.
+    func write(_ article: Article, row: ArticleRow, feed: FeedID, now: Date, knownAbsent: Bool) throws(StoreError) -> (ArticleID, ArticleChange) {
         let contentHash = Int64(bitPattern: row.contentHash)
         let result = try run(SQL.upsertArticle) { p in Self.bindArticle(&p, article, row, feed: feed, contentHash: contentHash, now: now) }
         guard result.rows == 1, let id = result.int64(0, 0) else {
