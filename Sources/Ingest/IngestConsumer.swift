@@ -4,31 +4,37 @@ import Foundation
 import Syndication
 
 /// One feed's consumer in the pipeline: parses the body through a ``FeedParsingConsumer`` as it arrives and hands the
-/// parsed articles, in batches, to the worker's store thread (or, without a store, reports each as parsed).
-/// Confined to the worker thread.
+/// parsed articles, in batches, to the worker's store thread (or, without a store, reports them in batches of the same
+/// size). Confined to the worker thread.
 final class IngestConsumer: FetchConsumer {
     let entry: FeedEntry
     let storeThread: StoreThread?
     /// The feed's store session; `nil` without a store.
     let session: StoreSession?
     let emit: @Sendable (IngestEvent) -> Void
+    let emitAll: @Sendable ([IngestEvent]) -> Void
     /// Fetch a feed and parse it as it arrives.
     let feed: FeedParsingConsumer
     /// Articles parsed so far.
     private(set) var parsed = 0
     /// Articles parsed and not yet handed to the store thread.
     private var batch: [Article] = []
+    /// Without a store: articles parsed and not yet reported. They go to the observers as a store thread's commits do,
+    /// a batch in one hand-off: one each took a slot, a hand-off to the event queue and often its wake-up, and the
+    /// NDJSON printer wrote each line with a system call of its own (issue 18).
+    private var unreported: [IngestEvent] = []
     /// The first store error seen; the transfer stops with it.
     private var storeError: StoreError?
     /// Whether ``IngestEvent/firstElement(_:_:)`` went out.
     private var reportedFirstElement = false
 
     init(entry: FeedEntry, configuration: FeedParserConfiguration, storeThread: StoreThread?, session: StoreSession?,
-         emit: @escaping @Sendable (IngestEvent) -> Void) {
+         emit: @escaping @Sendable (IngestEvent) -> Void, emitAll: @escaping @Sendable ([IngestEvent]) -> Void) {
         self.entry = entry
         self.storeThread = storeThread
         self.session = session
         self.emit = emit
+        self.emitAll = emitAll
         feed = FeedParsingConsumer(source: entry.source, configuration: configuration)
         feed.onArticle = { [unowned self] article, _ in accept(article) }
     }
@@ -68,8 +74,15 @@ final class IngestConsumer: FetchConsumer {
         try checkStore()
     }
 
-    /// Hands the articles parsed since the last batch to the store thread (blocking while its queue is full).
+    /// Hands the articles parsed since the last batch to the store thread (blocking while its queue is full), or
+    /// without a store reports them.
     func flush() {
+        if !unreported.isEmpty {
+            var handed: [IngestEvent] = []
+            handed.reserveCapacity(StoreThread.handOffSize)
+            swap(&handed, &unreported)
+            emitAll(handed)
+        }
         guard !batch.isEmpty, let storeThread, let session else { return }
         // Swapped out, so the store thread holds the only reference and moves the articles out without copying them.
         var handed: [Article] = []
@@ -95,7 +108,8 @@ final class IngestConsumer: FetchConsumer {
         noteFirstElement()
         parsed += 1
         guard session != nil else {
-            emit(.articleIngested(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
+            unreported.append(.articleIngested(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
+            if unreported.count >= StoreThread.handOffSize { flush() }
             return
         }
         batch.append(article)

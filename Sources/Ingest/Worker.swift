@@ -68,7 +68,7 @@ final class Worker {
             if let until = plan.deferredUntil { return .deferred(until: until) }
         }
         let consumer = IngestConsumer(entry: entry, configuration: pipeline.configuration.parser, storeThread: storeThread,
-                                      session: session, emit: emit)
+                                      session: session, emit: emit, emitAll: emitAll)
         guard let transfer else {
             discard(session)
             return .cancelled
