@@ -66,8 +66,8 @@ test: setup
 # Peak-memory tests are skipped under both (FEEDINGEST_SANITIZER): shadow memory breaks their bounds.
 TSAN_SUITES ?= IngestTests|FetchTests|ArticleStoreTests|DownloadsTests|feedingestTests
 test-asan: setup
-	$(SWIFT) build --build-tests --scratch-path .build/asan --sanitize=address $(WERROR)
-	FEEDINGEST_SANITIZER=address ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+	FEEDINGEST_ASAN=1 $(SWIFT) build --build-tests --scratch-path .build/asan --sanitize=address $(WERROR)
+	FEEDINGEST_ASAN=1 FEEDINGEST_SANITIZER=address ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
 		bash scripts/offline.sh $(SWIFT) test --skip-build --scratch-path .build/asan --sanitize=address
 
 test-tsan: setup

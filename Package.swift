@@ -1,6 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The command's memory allocator, jemalloc (Sources/feedingest/Allocator.swift); sanitizer builds (`make test-tsan`,
+/// `make test-asan`) keep their runtime's own malloc instead.
+let commandAllocator: [Target.Dependency] =
+    Context.environment["FEEDINGEST_TSAN"] != nil || Context.environment["FEEDINGEST_ASAN"] != nil ? [] : ["CJemalloc"]
+
 /// Debian's -dev packages provide every C library; `make setup` installs the missing ones.
 let package = Package(
     name: "feedingest",
@@ -43,6 +48,10 @@ let package = Package(
         .systemLibrary(name: "CYajl", pkgConfig: "yajl", providers: [.apt(["libyajl-dev"])]),
         .systemLibrary(name: "CUchardet", pkgConfig: "uchardet", providers: [.apt(["libuchardet-dev"])]),
         .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        // The command's memory allocator (Sources/feedingest/Allocator.swift): its threads hand articles from the parser
+        // to the store and the output, so most memory is freed on another thread than the one that allocated it, which
+        // glibc's malloc serves through locked arenas (issue 18).
+        .systemLibrary(name: "CJemalloc", pkgConfig: "jemalloc", providers: [.apt(["libjemalloc-dev"])]),
         .target(name: "CLibraryLoader"),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // Not a library: a header of `static inline` C (SSE2, with a portable fallback) for the repair filter's wide scan.
@@ -68,7 +77,8 @@ let package = Package(
         // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
         .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
-                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads"]),
+                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads"]
+                                                             + commandAllocator),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.

@@ -33,6 +33,7 @@ declare -A libs=(
   [uchardet]=libuchardet-dev # the encoding of feeds that declare none and are not UTF-8
   [libxml-2.0]=libxml2-dev   # SafeHTML's HTML parser (--sanitize); Foundation's XMLParser, the test baseline, links it too
   [libpq]=libpq-dev          # the PostgreSQL store engine (libpq)
+  [jemalloc]=libjemalloc-dev # the command's malloc: memory freed on other threads than allocated it (issue 18)
 )
 for module in "${!libs[@]}"; do
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "$module"; then

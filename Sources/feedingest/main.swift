@@ -90,7 +90,7 @@ enum Command {
             StandardStreams.output.flush()
             return 0
         case "--version", "-V":
-            StandardStreams.output.write("feedingest \(version)\n")
+            StandardStreams.output.write("feedingest \(version)\nallocator: \(Allocator.summary)\n")
             StandardStreams.output.flush()
             return 0
         default:
