@@ -77,6 +77,9 @@ package final class ArticleRow {
     /// Encodes an article (and its key, which the hash does not cover).
     package func encode(_ article: borrowing Article, key: String = "", keySource: String = "") {
         storage.pointee.encode(article, key: key, keySource: keySource)
+        let span = buffer.spans[Column.key.rawValue]
+        storage.pointee.keyHash = Int64(bitPattern: ArticleHasher.xxHash64(
+            UnsafeRawBufferPointer(start: buffer.base + span.offset, count: max(span.length, 0))))
     }
 
     /// The content hash of the encoded article (``ArticleHasher``).
@@ -84,12 +87,9 @@ package final class ArticleRow {
         ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: buffer.base, count: buffer.hashedLength))
     }
 
-    /// The hash of the encoded key (``keyHash(_:)``).
-    package var keyHash: Int64 {
-        let span = buffer.spans[Column.key.rawValue]
-        return Int64(bitPattern: ArticleHasher.xxHash64(UnsafeRawBufferPointer(start: buffer.base + span.offset,
-                                                                                 count: max(span.length, 0))))
-    }
+    /// The hash of the encoded key (``keyHash(_:)``), computed once by ``encode(_:key:keySource:)``: the context and
+    /// the connection both read it.
+    package var keyHash: Int64 { buffer.keyHash }
 
     /// The hash the key index holds: XXH64 of the key's UTF-8 bytes, as a signed 64-bit integer.
     package static func keyHash(_ key: String) -> Int64 {
@@ -119,6 +119,8 @@ private struct RowBuffer {
     /// Each column's bytes in the buffer (length -1: absent); a fixed allocation, written in place.
     let spans: UnsafeMutablePointer<(offset: Int, length: Int)>
     private(set) var hashedLength = 0
+    /// The key's hash, set by `ArticleRow.encode` after each encode.
+    var keyHash: Int64 = 0
 
     init() {
         capacity = 16 * 1024

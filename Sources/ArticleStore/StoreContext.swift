@@ -50,8 +50,14 @@ import Syndication
 /// (a new comment count is written silently); with a different hash it is updated in place and reported
 /// ``ArticleChange/updated``, keeping its ``ArticleID`` and first-seen date; otherwise it is ``ArticleChange/new``.
 /// No feed ever has two articles with one key, whatever the number of writers: SQLite serialises write transactions
-/// across connections and processes (every insert follows its lookup in the same `BEGIN IMMEDIATE` transaction), and
-/// PostgreSQL upserts with `INSERT … ON CONFLICT` on a unique index of the key.
+/// across connections and processes, and every insert follows its lookup in the same `BEGIN IMMEDIATE` transaction;
+/// PostgreSQL upserts with `INSERT … ON CONFLICT` on a unique index of the key. One exception skips the lookup and
+/// keeps the rule: a feed that began empty on SQLite, while its stored articles are exactly the ones its session
+/// inserted, cannot hold a key none of them had. Each batch checks that under the write lock: the feed's row must
+/// count as many articles as the session inserted and keep the key mode it began with (`article_count` changes in the
+/// same transactions that insert or delete articles, and nothing else deletes them; a re-key always comes with the
+/// switch to link keys), and the first batch counts the feed's rows themselves. A repeated key, by its 64-bit hash, is
+/// still looked up.
 ///
 /// ## Claims
 ///
@@ -77,11 +83,12 @@ public final class StoreContext {
     /// The identifier, change and key hash of each article the current transaction wrote, in order (see `write`);
     /// reused, so a batch allocates nothing for them.
     private var written: [(id: ArticleID, change: ArticleChange, keyHash: Int64)] = []
-    /// The key hashes inserted so far by the feed being written, while its inserts go unchecked; reused.
+    /// The key hashes the batch being written has inserted so far, while its inserts go unchecked; reused.
     private var batchKeyHashes: Set<Int64> = []
 
-    /// The articles a session inserts without looking their keys up (while its feed holds only them) before it goes
-    /// back to looking each up, so that its set of their key hashes stays within ~2 MiB.
+    /// The articles a session stores as new while inserting without lookups (its feed holding only them) before it
+    /// goes back to looking each key up, so that its set of their key hashes stays within a few MiB (a batch may
+    /// overshoot it).
     package var uncheckedInsertLimit = 100_000
     /// Articles written without a lookup of their key so far, committed or not (for tests).
     package private(set) var insertsWithoutLookup = 0
@@ -319,6 +326,8 @@ public final class StoreContext {
     private func finished(_ feed: FeedID, _ counts: WrittenCounts) -> FeedIngestSummary {
         var final = sessions.removeValue(forKey: feed)!
         var committed: [StoredArticle] = []
+        var counts = counts
+        counts.insertsUnchecked = false  // the session ends: no set of key hashes to keep
         apply(counts, to: &final, feed: feed, results: &committed)
         return FeedIngestSummary(feed: feed, seen: final.seen, new: final.new, updated: final.updated,
                                  unchanged: final.unchanged, committed: committed)
@@ -412,8 +421,9 @@ public final class StoreContext {
         var oldestPending: ContinuousClock.Instant?
         /// Whether the feed's stored articles are exactly the ones this session inserted, so that an article whose key
         /// hash none of them has is inserted without looking its key up (`write`). On when the feed begins empty on an
-        /// engine whose write transactions exclude other writers; checked again at the start of each batch, and off
-        /// for good once the check fails, the key mode changes, or ``StoreContext/uncheckedInsertLimit`` are stored.
+        /// engine whose write transactions exclude other writers; checked again at the start of each batch that has
+        /// articles, and off for good once the check fails, the key mode changes, the session re-keys, or
+        /// ``StoreContext/uncheckedInsertLimit`` are stored.
         var insertsUnchecked = false
         /// The key hashes of the articles this session inserted, while ``insertsUnchecked``.
         var insertedKeyHashes: Set<Int64> = []
@@ -522,6 +532,7 @@ public final class StoreContext {
         }
         // Only now, with the transaction committed, do the sessions move on (and their articles move out).
         var results: [StoredArticle] = []
+        results.reserveCapacity(written.count)
         for (feed, feedCounts) in counts {
             guard let index = sessions.index(forKey: feed) else { continue }
             apply(feedCounts, to: &sessions.values[index], feed: feed, results: &results)
@@ -534,7 +545,8 @@ public final class StoreContext {
     private struct WrittenCounts {
         /// Where the session's articles start in ``written``.
         var firstWritten = 0
-        /// Whether the batch inserted without lookups: the session's ``Session/insertsUnchecked`` from now on.
+        /// Whether the batch's check passed (its new keys may go in without lookups): the session's
+        /// ``Session/insertsUnchecked`` from the commit on.
         var insertsUnchecked = false
         var seen = 0
         var new = 0
@@ -544,8 +556,8 @@ public final class StoreContext {
 
     /// Writes a session's pending work (key switch, re-keys, articles) and returns the counts with the session's own
     /// added, leaving the session as it is: should the transaction fail, its articles stay pending. Each article's
-    /// identifier and change are appended to ``written``, in order. A leased feed's lease is checked first, with the
-    /// feed's row locked until the transaction ends.
+    /// identifier, change and key hash are appended to ``written``, in order. A leased feed's lease is checked first,
+    /// with the feed's row locked until the transaction ends.
     private func write(_ feed: FeedID, _ session: Session) throws(StoreError) -> WrittenCounts {
         if let lease = session.lease { try connection.verifyLease(lease) }
         var counts = WrittenCounts(firstWritten: written.count, seen: session.seen, new: session.new, updated: session.updated,

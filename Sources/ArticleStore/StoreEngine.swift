@@ -106,7 +106,8 @@ package protocol StoreConnection: AnyObject {
     func rekeyArticle(feed: FeedID, from: String, to: String, source: String) throws(StoreError)
     /// Records the feed's key mode.
     func setKeyMode(_ feed: FeedID, _ mode: ArticleKeyMode) throws(StoreError)
-    /// Adds to the feed's article count.
+    /// Adds to the feed's article count, in the transaction that inserted or deleted those articles. The count must stay
+    /// exact: a context inserts without lookups while a feed's count equals the articles its session inserted.
     func addArticleCount(_ feed: FeedID, _ delta: Int64) throws(StoreError)
     /// Writes how the fetch ended into the feed's row, ending `lease` when one is given.
     func complete(_ feed: FeedID, _ completion: FeedCompletion, releasing lease: FeedLease?) throws(StoreError)

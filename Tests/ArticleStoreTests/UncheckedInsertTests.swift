@@ -148,4 +148,57 @@ struct UncheckedInsertTests {
         #expect(Self.duplicateKeys(fixture).isEmpty)
         #expect(try fixture.context.articleCount(feed: fixture.feed) == 4)
     }
+
+    /// Two feeds committed in one transaction: each returned article carries its own ArticleID and change (the
+    /// identifiers of both feeds' writes sit in one list, one range per feed), and each feed keeps its own keys.
+    @Test func twoFeedsInOneCommitGetTheirOwnIdentifiers() throws {
+        let fixture = try Fixture(configuration: Self.configuration(batch: 100))
+        let context = fixture.context
+        let other = try context.feed(url: "https://other.example/feed.xml")
+        try context.beginFeed(fixture.feed)
+        try context.beginFeed(other)
+        for (id, feed) in [("s1", fixture.feed), ("t1", other), ("s2", fixture.feed), ("s1", fixture.feed), ("t1", other), ("s1", other)] {
+            #expect(try context.store(makeArticle(id), in: feed).isEmpty)
+        }
+        let committed = try context.commit()
+        #expect(committed.map { "\($0.feed == other ? "other" : "feed") \($0.article.id) \($0.change)" }.sorted()
+                == ["feed s1 new", "feed s1 unchanged", "feed s2 new", "other s1 new", "other t1 new", "other t1 unchanged"])
+        #expect(context.insertsWithoutLookup == 4)
+        for stored in committed {
+            let record = try #require(try context.article(stored.id))
+            #expect(record.article.id == stored.article.id && record.feed == stored.feed, "\(stored.article.id)")
+        }
+        #expect(Set(committed.map(\.id)).count == 4)
+        // The next batch of each feed still knows its own keys.
+        #expect(try context.store(makeArticle("t1"), in: other).isEmpty)
+        #expect(try context.store(makeArticle("s3"), in: fixture.feed).isEmpty)
+        #expect(try context.commit().map(\.change) == [.new, .unchanged])
+        #expect(context.insertsWithoutLookup == 5)
+        _ = try context.finishFeed(fixture.feed, FeedSuccess())
+        _ = try context.finishFeed(other, FeedSuccess())
+        #expect(Self.duplicateKeys(fixture).isEmpty)
+        #expect(try context.articleCount(feed: fixture.feed) == 3)
+        #expect(try context.articleCount(feed: other) == 2)
+    }
+
+    /// A final transaction that fails leaves the session's last batch pending; a failFeed afterwards commits it.
+    @Test func aFailedFinishLeavesTheBatchForFailFeed() throws {
+        let fixture = try Fixture(configuration: Self.configuration(batch: 100))
+        let raw = RawSQLite(fixture.location)
+        try fixture.context.beginFeed(fixture.feed)
+        for id in ["f1", "f2", "f1"] { _ = try fixture.context.store(makeArticle(id), in: fixture.feed) }
+        #expect(raw.execute("""
+            CREATE TRIGGER refuse_f2 BEFORE INSERT ON articles WHEN NEW.key = 'f2' BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """) == 0)
+        #expect(throws: StoreError.self) { try fixture.context.finishFeed(fixture.feed, FeedSuccess()) }
+        #expect(fixture.context.activeFeeds == [fixture.feed], "the feed is still being ingested")
+        #expect(raw.execute("DROP TRIGGER refuse_f2") == 0)
+        let summary = try fixture.context.failFeed(fixture.feed, FeedFailure(error: "the fetch failed after all"))
+        #expect(summary.committed.map(\.change) == [.new, .new, .unchanged])
+        #expect((summary.seen, summary.new, summary.unchanged) == (3, 2, 1))
+        #expect(fixture.context.activeFeeds.isEmpty)
+        #expect(Self.duplicateKeys(fixture).isEmpty)
+        #expect(try fixture.context.articleCount(feed: fixture.feed) == 2)
+        #expect(try fixture.context.feedStatus(fixture.feed).articleCount == 2)
+    }
 }
