@@ -79,7 +79,6 @@ final class IngestConsumer: FetchConsumer {
     func flush() {
         if !unreported.isEmpty {
             var handed: [IngestEvent] = []
-            handed.reserveCapacity(StoreThread.handOffSize)
             swap(&handed, &unreported)
             emitAll(handed)
         }
@@ -108,6 +107,7 @@ final class IngestConsumer: FetchConsumer {
         noteFirstElement()
         parsed += 1
         guard session != nil else {
+            if unreported.isEmpty { unreported.reserveCapacity(StoreThread.handOffSize) }
             unreported.append(.articleIngested(IngestedArticle(entry: entry, article: article, id: nil, change: nil)))
             if unreported.count >= StoreThread.handOffSize { flush() }
             return

@@ -11,7 +11,8 @@ import Syndication
 final class Worker {
     let pipeline: IngestPipeline
     let emit: @Sendable (IngestEvent) -> Void
-    /// Sends several events (a commit's articles) to the observers in one hand-off.
+    /// Sends several events (a commit's articles, or without a store a batch of parsed ones) to the observers in one
+    /// hand-off.
     let emitAll: @Sendable ([IngestEvent]) -> Void
     /// The worker's own store thread, with its store connection; `nil` without a store.
     let storeThread: StoreThread?
@@ -74,7 +75,7 @@ final class Worker {
             return .cancelled
         }
         let fetched = transfer.deliver(to: consumer)
-        consumer.flush()  // the articles parsed before an error, for failFeed to commit
+        consumer.flush()  // the last articles: to the store thread, for finishFeed or failFeed to commit; else reported
         if pipeline.isCancelled, case .failed(let error) = fetched.outcome, error.kind == .cancelled {
             discard(session)  // as if never started: the next run fetches it again
             return .cancelled
@@ -89,7 +90,7 @@ final class Worker {
                                          path: pipeline.store?.path ?? "", operation: "renew the lease"))
         }
         guard let storeThread, let session else {
-            // No store: articles were reported as parsed.
+            // No store: the articles were reported in batches, the last by the flush above.
             let counts = FeedCounts(seen: consumer.parsed, bytes: fetched.bodyBytes)
             switch fetched.outcome {
             case .ok: return .ok(counts)

@@ -4,7 +4,8 @@ import CJemalloc
 
 /// The memory allocator the command runs on, as `feedingest --version` reports it.
 ///
-/// The command links Debian's jemalloc (`CJemalloc`), which then serves every `malloc` and `free` of the process. Its
+/// The command links Debian's jemalloc (`CJemalloc`), which then serves every `malloc` and `free` of the process (and,
+/// because the `feedingestTests` target links this module, of the package's test process). Its
 /// threads hand each article from the parser to the store thread and on to the output queue, so most memory is freed by
 /// another thread than the one that allocated it. glibc's malloc returns such a block to the allocating thread's arena
 /// under that arena's lock, and the parser's own allocations then miss its thread cache and take the same lock; with
@@ -14,7 +15,7 @@ enum Allocator {
     /// One line: `jemalloc VERSION`, or what serves `malloc` instead.
     static var summary: String {
         guard let version = jemallocVersion else { return "the C library's or a sanitizer's malloc (jemalloc is not linked into this build)" }
-        return servesAllocations ? "jemalloc \(version)" : "another malloc (jemalloc \(version) is linked but not in use)"
+        return servesAllocations == false ? "another malloc (jemalloc \(version) is linked but not in use)" : "jemalloc \(version)"
     }
 
     /// jemalloc's version string, when it is linked into the command.
@@ -30,18 +31,18 @@ enum Allocator {
     }
 
     /// Whether jemalloc serves the Swift runtime's allocations: the bytes jemalloc counts as allocated by this thread
-    /// grow by at least a 1 MiB array made in between.
-    static var servesAllocations: Bool {
+    /// grow by at least a 64 KiB array made in between. `nil` when jemalloc keeps no such count (built without stats).
+    static var servesAllocations: Bool? {
         #if canImport(CJemalloc)
         func allocatedByThisThread() -> UInt64? {
             var bytes: UInt64 = 0
             var length = MemoryLayout<UInt64>.size
             return mallctl("thread.allocated", &bytes, &length, nil, 0) == 0 ? bytes : nil
         }
-        guard let before = allocatedByThisThread() else { return false }
-        let block = [UInt8](repeating: 1, count: 1 << 20)
+        guard let before = allocatedByThisThread() else { return nil }
+        let block = [UInt8](repeating: 1, count: 64 << 10)
         return withExtendedLifetime(block) {
-            guard let after = allocatedByThisThread() else { return false }
+            guard let after = allocatedByThisThread() else { return nil }
             return after &- before >= UInt64(block.count)
         }
         #else
