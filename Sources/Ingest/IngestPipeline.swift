@@ -120,10 +120,7 @@ public final class IngestPipeline: Sendable {
         let emitAll: @Sendable ([IngestEvent]) -> Void = { events in
             var start = 0
             while start < events.count {
-                let end = min(events.count, start + Self.eventsInFlight)
-                // The whole list when it fits, as a commit's does: sharing it copies nothing, where a copy of the slice
-                // retained every field of every article here and the list's release on this thread released them again.
-                let block = start == 0 && end == events.count ? events : Array(events[start..<end])
+                let block = Array(events[start..<min(events.count, start + Self.eventsInFlight)])
                 start += block.count
                 acquiring.wait()
                 for _ in block { slots.wait() }
