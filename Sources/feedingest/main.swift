@@ -16,7 +16,7 @@ enum Command {
           feedingest export-opml                the stored feeds as OPML 2.0 (offline)
           feedingest download [options]         download stored articles' enclosures, resuming partial ones
           feedingest downloads [--json]         the download tracker: state, bytes, path, URL, last error (offline)
-          feedingest --version                  print the version
+          feedingest --version                  print the version and the memory allocator
           feedingest --help                     show this help
 
         Run 'feedingest COMMAND --help' for a command's options ('feedingest ingest --help' for FEEDS).
