@@ -140,6 +140,7 @@ struct UncheckedInsertTests {
         #expect(raw.execute("DROP TRIGGER refuse_r3") == 0)
         let retried = try fixture.context.commit()
         #expect(retried.map(\.change) == [.new, .new])
+        #expect(retried.map(\.article.id) == ["r2", "r3"], "the failed batch's articles, whole, were still pending")
         #expect(fixture.context.insertsWithoutLookup == 6, "the retry inserted r2 and r3 unchecked again")
         #expect(try fixture.context.store(makeArticle("r2"), in: fixture.feed).isEmpty)
         let summary = try fixture.context.finishFeed(fixture.feed, FeedSuccess())
@@ -147,6 +148,7 @@ struct UncheckedInsertTests {
         #expect((summary.new, summary.unchanged) == (4, 1))
         #expect(Self.duplicateKeys(fixture).isEmpty)
         #expect(try fixture.context.articleCount(feed: fixture.feed) == 4)
+        #expect(RawSQLite(fixture.location).strings("SELECT key FROM articles ORDER BY id") == ["r0", "r1", "r2", "r3"])
     }
 
     /// Two feeds committed in one transaction: each returned article carries its own ArticleID and change (the
@@ -195,6 +197,7 @@ struct UncheckedInsertTests {
         #expect(raw.execute("DROP TRIGGER refuse_f2") == 0)
         let summary = try fixture.context.failFeed(fixture.feed, FeedFailure(error: "the fetch failed after all"))
         #expect(summary.committed.map(\.change) == [.new, .new, .unchanged])
+        #expect(summary.committed.map(\.article.id) == ["f1", "f2", "f1"])
         #expect((summary.seen, summary.new, summary.unchanged) == (3, 2, 1))
         #expect(fixture.context.activeFeeds.isEmpty)
         #expect(Self.duplicateKeys(fixture).isEmpty)
