@@ -647,8 +647,9 @@ public final class StoreContext {
         session.firstIdentified?.pendingIndex = nil
     }
 
-    /// Runs `body` in a write transaction; on any error rolls back and rethrows. `body` must not change the sessions:
-    /// they move on only after the commit (``apply(_:to:feed:results:)``), so a failed batch stays pending.
+    /// Runs `body` in a write transaction; on any error rolls back and rethrows. `body` must leave the sessions as they
+    /// were (`write` only lends their articles out and puts them back): they move on only after the commit
+    /// (``apply(_:to:feed:results:)``), so a failed batch stays pending.
     private func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try connection.begin()
         do throws(StoreError) {

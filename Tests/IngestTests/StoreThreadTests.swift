@@ -203,6 +203,46 @@ struct StoreThreadTests {
         #expect(runs == [100, 100, 50], "one batch end per commit: \(runs)")
     }
 
+    /// Without a store, parsed articles reach the observers in batches of the store path's hand-off size, each followed
+    /// by one batch end, not one by one (issue 18: one `write(2)` per NDJSON line before), and all before the feed's end.
+    @Test func withoutAStoreArticlesAreReportedInBatches() throws {
+        final class Recorder: IngestObserver, Sendable {
+            let log = Mutex<[String]>([])
+            func ingest(_ event: IngestEvent) {
+                switch event {
+                case .articleIngested(let article): log.withLock { $0.append(article.article.id) }
+                case .feedFinished: log.withLock { $0.append("feedFinished") }
+                default: break
+                }
+            }
+            func ingestBatchFinished() { log.withLock { $0.append("end") } }
+        }
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("unstored.rss")
+        try Self.writeFeed(url, items: 250, size: 50, name: "unstored")
+        let pipeline = IngestPipeline(store: nil)
+        let recorder = Recorder()
+        pipeline.addObserver(recorder)
+        let summary = pipeline.run([FeedEntry(location: .local(url.path), source: url.path)])
+        #expect(summary.ok == 1 && summary.articles.seen == 250, "\(summary)")
+        let lines = recorder.log.withLock { $0 }
+        var runs: [Int] = []
+        var current = 0
+        for line in lines {
+            if line == "end" {
+                if current > 0 { runs.append(current) }
+                current = 0
+            } else if line != "feedFinished" {
+                current += 1
+            }
+        }
+        #expect(runs == [64, 64, 64, 58], "\(runs)")
+        let articles = lines.filter { $0 != "end" && $0 != "feedFinished" }
+        #expect(articles.count == 250 && Set(articles).count == 250)
+        #expect(lines.firstIndex(of: "feedFinished").map { $0 > lines.lastIndex(of: articles.last!)! } == true)
+    }
+
     /// The store thread moves each article from the worker's hand-off into its batch, and from the committed rows
     /// into the events, instead of copying it (issue 18): every article reported with a store is the parsed article,
     /// field for field and in order, the same as without a store, across several hand-offs of 64 and commits (the last
