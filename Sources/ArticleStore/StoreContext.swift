@@ -81,7 +81,7 @@ public final class StoreContext {
     private let connection: any StoreConnection
     private var sessions: [FeedID: Session] = [:]
     /// The identifier, change and key hash of each article the current transaction wrote, in order (see `write`);
-    /// reused, so a batch allocates nothing for them.
+    /// emptied by `transaction` and reused, so a batch allocates nothing for them.
     private var written: [(id: ArticleID, change: ArticleChange, keyHash: Int64)] = []
     /// The key hashes the batch being written has inserted so far, while its inserts go unchecked; reused.
     private var batchKeyHashes: Set<Int64> = []
@@ -264,7 +264,6 @@ public final class StoreContext {
         let schedule = FetchSchedule(interval: configuration.fetchInterval)
         var next = schedule.nextFetch(after: success, feedURL: url, start: lease?.claimedAt ?? success.date)
         let counts = try transaction { () throws(StoreError) -> WrittenCounts in
-            written.removeAll(keepingCapacity: true)
             let counts = try write(feed, &sessions.values[index])
             if let adaptive = configuration.adaptiveSchedule {
                 // After the articles are written, so this fetch's entries count in the publishing gap.
@@ -295,7 +294,6 @@ public final class StoreContext {
         guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "record a failed feed") }
         let lease = sessions.values[index].lease
         let counts = try transaction { () throws(StoreError) -> WrittenCounts in
-            written.removeAll(keepingCapacity: true)
             let counts = try write(feed, &sessions.values[index])
             // A refusal for now (429) waits the base backoff, without counting as a failure.
             let failures: Int
@@ -523,7 +521,6 @@ public final class StoreContext {
     private func commitSessions(_ feeds: [FeedID]) throws(StoreError) -> [StoredArticle] {
         let counts = try transaction { () throws(StoreError) -> [(FeedID, WrittenCounts)] in
             var counts: [(FeedID, WrittenCounts)] = []
-            written.removeAll(keepingCapacity: true)
             for feed in feeds {
                 guard let index = sessions.index(forKey: feed) else { continue }
                 counts.append((feed, try write(feed, &sessions.values[index])))
@@ -651,6 +648,7 @@ public final class StoreContext {
     /// were (`write` only lends their articles out and puts them back): they move on only after the commit
     /// (``apply(_:to:feed:results:)``), so a failed batch stays pending.
     private func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        written.removeAll(keepingCapacity: true)  // each feed's writes take their range from here on (`firstWritten`)
         try connection.begin()
         do throws(StoreError) {
             let result = try body()
