@@ -69,16 +69,65 @@ public struct FeedLease: Sendable, Hashable {
     }
 }
 
-/// Names a lease holder: `host:pid:random`, unique per process run, so two processes on two hosts (or one process
-/// started twice) never mistake each other's leases for their own.
+/// Names a lease holder, `host:pid:random:identity`: unique per process run, so two processes on two hosts (or one
+/// process started twice) never mistake each other's leases for their own; and, on the machine that wrote it, enough to
+/// tell whether the holder still runs (``isDefunct(_:)``).
+///
+/// `identity` is the process's start time (clock ticks after boot, `/proc/PID/stat` field 22), the first 8 characters
+/// of the kernel's boot id (`/proc/sys/kernel/random/boot_id`) and the inode of its PID namespace, joined by `-`: a
+/// pid alone may be reused, and the same pid in another container or another boot is another process.
 public enum LeaseOwner {
     /// A new owner name for this process.
     public static func make() -> String {
-        var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count - 1) == 0
-            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        return "\(host.prefix(40)):\(getpid()):\(random)"
+        return "\(hostName.prefix(40)):\(getpid()):\(random):\(ProcessIdentity.current(getpid()) ?? "-")"
+    }
+
+    /// Whether `owner` names a process of this machine (the same host name, kernel boot and PID namespace) that no
+    /// longer runs: its pid is gone, or belongs to a process started at another time. The owners of other machines,
+    /// and those of an older form without the identity, are never defunct: their leases run out as usual.
+    public static func isDefunct(_ owner: String) -> Bool {
+        let parts = owner.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == hostName.prefix(40), let pid = Int32(parts[1]), pid > 0 else { return false }
+        let identity = parts[3].split(separator: "-")
+        guard identity.count == 3, let here = ProcessIdentity.machine, identity[1...].joined(separator: "-") == here else { return false }
+        guard let now = ProcessIdentity.current(pid) else { return true }  // no such process
+        return now != String(parts[3])
+    }
+
+    private static let hostName: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        return gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
+    }()
+}
+
+/// A process as this machine identifies it, for ``LeaseOwner``: read from `/proc`.
+enum ProcessIdentity {
+    /// `boot8-pidns` of this process: the kernel boot and the PID namespace its pids belong to; `nil` without `/proc`.
+    static let machine: String? = {
+        guard let boot = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8),
+              let namespace = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")
+        else { return nil }
+        let inode = namespace.filter(\.isNumber)  // "pid:[4026531836]"
+        return "\(boot.prefix(8))-\(inode)"
+    }()
+
+    /// `start-boot8-pidns` of the process `pid` of this namespace; `nil` when there is no such process (or no `/proc`).
+    static func current(_ pid: Int32) -> String? {
+        guard let machine, let start = startTime(pid) else { return nil }
+        return "\(start)-\(machine)"
+    }
+
+    /// The start time of `pid` in clock ticks after boot: field 22 of `/proc/PID/stat`, counted after the command
+    /// name's closing parenthesis (the name may hold spaces and parentheses).
+    static func startTime(_ pid: Int32) -> UInt64? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the name: field 3 (state) is fields[0], so field 22 is fields[19].
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19])
     }
 }
 
@@ -95,18 +144,46 @@ public struct ClaimRequest: Sendable, Hashable {
     /// At most this many live leases per host (``FeedHost``), counting every process's: the politeness limit across
     /// all processes sharing the store. Feeds without a host (local files) are not limited. 0 for no limit.
     public var perHostLimit: Int
-    /// Claim feeds whose next allowed fetch is still ahead too (`--force`); a live lease still excludes a feed.
-    public var ignoresNextFetch: Bool
+    /// Which candidates count as due (``DuePolicy``); a live lease excludes a feed whatever the policy.
+    public var due: DuePolicy
 
     /// Creates a request.
     public init(candidates: [FeedID], limit: Int, owner: String, duration: Duration, perHostLimit: Int = 6,
-                ignoresNextFetch: Bool = false) {
+                due: DuePolicy = .scheduled) {
         self.candidates = candidates
         self.limit = limit
         self.owner = owner
         self.duration = duration
         self.perHostLimit = perHostLimit
-        self.ignoresNextFetch = ignoresNextFetch
+        self.due = due
+    }
+}
+
+/// Which feeds count as due, by their stored next allowed fetch. A local file is due under every policy: reading it
+/// asks nothing of any server.
+public enum DuePolicy: Int, Sendable, Hashable, CaseIterable {
+    /// Only feeds whose next allowed fetch has come: the schedule (`watch`, and `--due` runs from cron).
+    case scheduled = 0
+    /// Every feed except those a server asked to wait (a `Retry-After`, a `429`) or that are backing off after failures:
+    /// an explicit run, which fetches the rest conditionally even within their interval.
+    case unlessAskedToWait = 1
+    /// Every feed (`--force`).
+    case always = 2
+
+    /// Whether a feed with this row is due at `now` under the policy: the rule every engine's claim applies in SQL.
+    public func isDue(_ status: FeedStatus, at now: Date) -> Bool {
+        isDue(nextFetch: status.nextFetch, isLocal: status.host == nil, isRateLimited: status.isRateLimited,
+              consecutiveFailures: status.consecutiveFailures, at: now)
+    }
+
+    /// Whether a feed is due at `now` under the policy, from the columns of its row that decide it.
+    public func isDue(nextFetch: Date?, isLocal: Bool, isRateLimited: Bool, consecutiveFailures: Int, at now: Date) -> Bool {
+        guard let nextFetch, nextFetch > now, !isLocal else { return true }
+        switch self {
+        case .scheduled: return false
+        case .unlessAskedToWait: return !isRateLimited && consecutiveFailures == 0
+        case .always: return true
+        }
     }
 }
 
@@ -116,7 +193,8 @@ public enum ClaimState: Sendable, Hashable {
     case claimable
     /// Another owner holds a live lease on it.
     case leasedElsewhere
-    /// Its next allowed fetch is ahead: someone fetched it (or backed it off) since it was listed.
+    /// Not due under the claim's ``DuePolicy``: someone fetched it (or backed it off) since it was listed, or a server
+    /// asked it to wait.
     case notDue
     /// This owner holds it.
     case leasedHere

@@ -411,7 +411,7 @@ final class SQLiteStoreConnection: StoreConnection {
         let statement = try connection.statement(SQL.claim)
         try statement.bind(Self.jsonArray(request.candidates), at: 1)
         try statement.bind(now, at: 2)
-        try statement.bind(request.ignoresNextFetch ? 1 : 0, at: 3)
+        try statement.bind(request.due.rawValue, at: 3)
         try statement.bind(request.perHostLimit, at: 4)
         try statement.bind(request.limit, at: 5)
         try statement.bind(request.owner, at: 6)
@@ -451,7 +451,7 @@ final class SQLiteStoreConnection: StoreConnection {
         try statement.run()
     }
 
-    func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState] {
+    func claimStates(_ feeds: [FeedID], owner: String, due: DuePolicy) throws(StoreError) -> [FeedID: ClaimState] {
         let now = Date().timeIntervalSince1970
         let select = try connection.statement(SQL.claimStates)
         try select.bind(Self.jsonArray(feeds), at: 1)
@@ -465,7 +465,9 @@ final class SQLiteStoreConnection: StoreConnection {
                 state = .leasedHere
             } else if live {
                 state = .leasedElsewhere
-            } else if let next = select.double(3), next > now {
+            } else if !due.isDue(nextFetch: select.double(3).map(Date.init(timeIntervalSince1970:)), isLocal: select.text(4) == nil,
+                                 isRateLimited: select.int64(5) != 0, consecutiveFailures: Int(select.int64(6)),
+                                 at: Date(timeIntervalSince1970: now)) {
                 state = .notDue
             } else {
                 state = .claimable
@@ -473,6 +475,17 @@ final class SQLiteStoreConnection: StoreConnection {
             states[FeedID(rawValue: select.int64(0))] = state
         }
         return states
+    }
+
+    func liveLeaseOwners(now: Date) throws(StoreError) -> [String] {
+        let select = try connection.statement(SQL.liveLeaseOwners)
+        try select.bind(now.timeIntervalSince1970, at: 1)
+        defer { select.reset() }
+        var owners: [String] = []
+        while try select.step() {
+            if let owner = select.text(0) { owners.append(owner) }
+        }
+        return owners
     }
 
     /// Feed identifiers as a JSON array, for `json_each`.
@@ -597,7 +610,7 @@ enum SQL {
     // Claims and leases (schema version 4).
     static let leaseOfFeed = key(24, "SELECT lease_epoch, lease_owner FROM feeds WHERE id = ?1")
     static let releaseLease = key(25, "UPDATE feeds SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_epoch = ?2")
-    /// The claim: candidates (?1, a JSON array) that are due at ?2 (or ?3 = 1 to ignore the next fetch) and have no
+    /// The claim: candidates (?1, a JSON array) that are due at ?2 under the ``DuePolicy`` ?3 and have no
     /// live lease, at most ?4 live leases per host counting those held already (0: no limit), earliest due first, at
     /// most ?5; each gets owner ?6, expiry ?7 and its epoch incremented. SQLite has no `FOR UPDATE SKIP LOCKED`: the
     /// statement holds the write lock, so claims are serialised and a row cannot change between the choice and the
@@ -611,7 +624,8 @@ enum SQL {
                 row_number() OVER (PARTITION BY f.host ORDER BY f.next_fetch, f.id) + coalesce(b.n, 0) AS slot
             FROM feeds f LEFT JOIN busy b ON b.host = f.host
             WHERE f.id IN (SELECT value FROM json_each(?1))
-              AND (?3 = 1 OR f.next_fetch IS NULL OR f.next_fetch <= ?2)
+              AND (?3 = 2 OR f.next_fetch IS NULL OR f.next_fetch <= ?2 OR f.host IS NULL
+                   OR (?3 = 1 AND f.rate_limited = 0 AND f.consecutive_failures = 0))
               AND (f.lease_owner IS NULL OR f.lease_until <= ?2))
         UPDATE feeds SET lease_owner = ?6, lease_until = ?7, lease_epoch = lease_epoch + 1, claimed_at = ?2
         WHERE id IN (SELECT id FROM ranked WHERE host IS NULL OR ?4 <= 0 OR slot <= ?4 ORDER BY next_fetch, id LIMIT ?5)
@@ -625,7 +639,11 @@ enum SQL {
         UPDATE feeds SET lease_owner = NULL, lease_until = NULL
         WHERE lease_owner = ?1 AND (?2 IS NULL OR id IN (SELECT value FROM json_each(?2)))
         """)
+    static let liveLeaseOwners = key(44, """
+        SELECT DISTINCT lease_owner FROM feeds WHERE lease_owner IS NOT NULL AND lease_until > ?1
+        """)
     static let claimStates = key(29, """
-        SELECT id, lease_owner, lease_until, next_fetch FROM feeds WHERE id IN (SELECT value FROM json_each(?1))
+        SELECT id, lease_owner, lease_until, next_fetch, host, rate_limited, consecutive_failures
+        FROM feeds WHERE id IN (SELECT value FROM json_each(?1))
         """)
 }

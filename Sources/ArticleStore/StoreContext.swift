@@ -164,8 +164,7 @@ public final class StoreContext {
 
     /// Claims due feeds among `request.candidates` for `request.owner`, in one statement, and returns their leases.
     ///
-    /// A candidate is claimed when it is due (its next allowed fetch is not ahead, unless
-    /// ``ClaimRequest/ignoresNextFetch``), has no live lease (none, or an expired one: its holder died or stalled), is
+    /// A candidate is claimed when it is due under ``ClaimRequest/due`` (see ``DuePolicy``), has no live lease (none, or an expired one: its holder died or stalled), is
     /// not locked by another transaction at that instant (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's write lock
     /// serialises claims), and its host has fewer than ``ClaimRequest/perHostLimit`` live leases, every process's
     /// counted. Earliest due first, at most ``ClaimRequest/limit``. Each claimed feed gets `owner`, an expiry
@@ -189,10 +188,22 @@ public final class StoreContext {
         try connection.releaseLeases(owner: owner, feeds: feeds)
     }
 
-    /// Why each of `feeds` can or cannot be claimed by `owner` now (after a claim returned fewer than asked).
-    public func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState] {
+    /// Why each of `feeds` can or cannot be claimed by `owner` now under the policy `due` (after a claim returned fewer
+    /// than asked).
+    public func claimStates(_ feeds: [FeedID], owner: String, due: DuePolicy = .scheduled) throws(StoreError) -> [FeedID: ClaimState] {
         guard !feeds.isEmpty else { return [:] }
-        return try connection.claimStates(feeds, owner: owner)
+        return try connection.claimStates(feeds, owner: owner, due: due)
+    }
+
+    /// Ends the live feed leases whose holder was a process of this machine that no longer runs
+    /// (``LeaseOwner/isDefunct(_:)``: killed with SIGKILL, crashed), so its feeds can be claimed at once instead of when
+    /// the leases run out; returns the owners whose leases ended. What the dead process committed stays, and the epoch
+    /// it held can write nothing more. Other machines' leases are left to expire.
+    @discardableResult
+    public func releaseLeasesOfDefunctOwners() throws(StoreError) -> [String] {
+        let defunct = try connection.liveLeaseOwners(now: Date()).filter(LeaseOwner.isDefunct)
+        for owner in defunct { try connection.releaseLeases(owner: owner, feeds: nil) }
+        return defunct
     }
 
     // MARK: Ingesting
@@ -549,6 +560,8 @@ public final class StoreContext {
         var new = 0
         var updated = 0
         var unchanged = 0
+        /// The time the articles were written with.
+        var date = Date.distantPast
     }
 
     /// Writes a session's pending work (key switch, re-keys, articles) and returns the counts with the session's own
@@ -588,6 +601,7 @@ public final class StoreContext {
         batchKeyHashes.removeAll(keepingCapacity: true)
         if !session.pending.isEmpty {
             let now = Date()
+            counts.date = now
             written.reserveCapacity(written.count + session.pending.count)
             // Each pending article is lent to the encoder and the connection from a local variable: moved out of the
             // array and back (a swap with a placeholder made once), which copies nothing. Read through the array, or a
@@ -635,7 +649,7 @@ public final class StoreContext {
             swap(&article, &session.pending[index].article)
             let (id, change, keyHash) = written[counts.firstWritten + index]
             if counts.insertsUnchecked, change == .new { session.insertedKeyHashes.insert(keyHash) }
-            results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article))
+            results.append(StoredArticle(id: id, feed: feed, change: change, article: consume article, committedAt: counts.date))
         }
         session.pending.removeAll(keepingCapacity: true)
         session.oldestPending = nil

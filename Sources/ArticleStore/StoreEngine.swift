@@ -134,7 +134,9 @@ package protocol StoreConnection: AnyObject {
     /// Ends the leases `owner` holds among `feeds` (all of its leases for `nil`) without writing results.
     func releaseLeases(owner: String, feeds: [FeedID]?) throws(StoreError)
     /// Why each of `feeds` is or is not claimable by `owner` now.
-    func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState]
+    func claimStates(_ feeds: [FeedID], owner: String, due: DuePolicy) throws(StoreError) -> [FeedID: ClaimState]
+    /// The owners of the feed leases live at `now` (by the database's clock on PostgreSQL), each once.
+    func liveLeaseOwners(now: Date) throws(StoreError) -> [String]
 
     // The download tracker (SQLite schema 7, PostgreSQL 4); each call one statement in autocommit mode.
     /// Inserts a row for `candidate` unless its URL (``DownloadQueueOutcome/known(_:)``) or its path

@@ -217,6 +217,9 @@ public struct StoredArticle: Sendable, Hashable {
     public var change: ArticleChange
     /// The article as it was given to ``StoreContext/store(_:in:)``.
     public var article: Article
+    /// The time its transaction wrote (its first-seen date when new, its last-updated date when updated): what
+    /// `ArticleQuery.changedSince` compares.
+    public var committedAt: Date
 }
 
 /// Counts for one feed's ingest, plus the articles the call committed.

@@ -506,18 +506,15 @@ public final class DownloadManager: Sendable {
     }
 
 
-    /// Ends the live leases held by processes of this host that no longer exist (killed with SIGKILL, crashed), so
-    /// their downloads resume now instead of when the lease runs out. A lease owner is `host:pid:random`
-    /// (``LeaseOwner``); another host's leases are left to expire.
+    /// Ends the live leases held by processes of this machine that no longer run (killed with SIGKILL, crashed), so
+    /// their downloads resume now instead of when the lease runs out (``LeaseOwner/isDefunct(_:)``); another machine's
+    /// leases are left to expire.
     private func releaseLeasesOfDeadProcesses() {
         guard let context = try? store.makeContext(), let rows = try? context.downloads() else { return }
-        let here = String(LeaseOwner.make().split(separator: ":").dropLast(2).joined(separator: ":"))
         let now = Date()
         for row in rows where row.state == .downloading && (row.leaseUntil ?? .distantPast) > now {
-            guard let owner = row.leaseOwner, owner != self.owner else { continue }
-            let parts = owner.split(separator: ":")
-            guard parts.count >= 3, parts.dropLast(2).joined(separator: ":") == here, let pid = Int32(parts[parts.count - 2]) else { continue }
-            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            guard let owner = row.leaseOwner, owner != self.owner, LeaseOwner.isDefunct(owner) else { continue }
+            let pid = owner.split(separator: ":").dropFirst().first.map(String.init) ?? "?"
             let progress = DownloadProgress(finalURL: row.finalURL, validator: row.validator, expectedLength: row.expectedLength,
                                             committedOffset: row.committedOffset)
             _ = try? context.finishDownload(row, state: .paused, progress: progress, error: "its process (pid \(pid)) ended without finishing",

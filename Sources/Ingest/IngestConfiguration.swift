@@ -1,3 +1,4 @@
+import ArticleStore
 import Dispatch
 import Syndication
 
@@ -11,9 +12,10 @@ public struct IngestConfiguration: Sendable {
     /// The one serial queue observers are called on. Default: a private serial queue. Give `DispatchQueue.main`
     /// only when the main thread keeps running its queue while ``IngestPipeline/run(_:)`` blocks another thread.
     public var eventQueue = DispatchQueue(label: "feedingest.ingest.events")
-    /// Fetch feeds whose next allowed fetch (stored after `Retry-After` or failures) is still ahead, instead of
-    /// reporting them as ``FeedResult/deferred(until:)``. Default `false`.
-    public var force = false
+    /// Which feeds are fetched, by their stored next allowed fetch; the others are reported as
+    /// ``FeedResult/deferred(until:)`` without a request. Default ``DuePolicy/scheduled`` (the schedule, as `watch`
+    /// keeps it); an explicit one-shot run takes ``DuePolicy/unlessAskedToWait``, `--force` ``DuePolicy/always``.
+    public var due: DuePolicy = .scheduled
     /// Transfers started ahead of the workers, so that slow servers overlap: while ``jobs`` workers parse and store,
     /// up to this many further feeds are already downloading (each pauses once `FetchConfiguration.maximumBufferedBytes`
     /// wait for their worker). Those still receiving stay within the fetcher's `maximumConnectionsPerHost` per host and

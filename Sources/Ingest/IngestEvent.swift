@@ -35,13 +35,16 @@ public struct IngestedArticle: Sendable {
     public var id: ArticleID?
     /// New, updated or unchanged; `nil` without a store.
     public var change: ArticleChange?
+    /// When its transaction wrote it (its first-seen or last-updated time in the store); `nil` without a store.
+    public var committedAt: Date?
 
     /// Creates a value.
-    public init(entry: FeedEntry, article: Article, id: ArticleID?, change: ArticleChange?) {
+    public init(entry: FeedEntry, article: Article, id: ArticleID?, change: ArticleChange?, committedAt: Date? = nil) {
         self.entry = entry
         self.article = article
         self.id = id
         self.change = change
+        self.committedAt = committedAt
     }
 }
 
@@ -228,7 +231,8 @@ extension IngestedArticle {
             var article = Article(id: "", idSource: .hash, feed: "")
             swap(&article, &committed[index].article)
             events.append(.articleIngested(IngestedArticle(entry: entry, article: consume article, id: committed[index].id,
-                                                           change: committed[index].change)))
+                                                           change: committed[index].change,
+                                                           committedAt: committed[index].committedAt)))
         }
         return events
     }

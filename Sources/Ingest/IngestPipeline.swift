@@ -39,9 +39,9 @@ import Syndication
 /// validators and commits the articles parsed before the error. One feed's failure never touches another: each has
 /// its own transfer, parser and store session.
 ///
-/// A feed whose stored next allowed fetch (from `Retry-After`, the backoff after consecutive failures, or the interval a
-/// fetch recorded) is still ahead is not fetched but reported as ``FeedResult/deferred(until:)``, unless
-/// ``IngestConfiguration/force`` is set.
+/// A feed that is not due under ``IngestConfiguration/due`` (its stored next allowed fetch, from `Retry-After`, the
+/// backoff after consecutive failures, or the interval a fetch recorded, is still ahead and the policy keeps it) is not
+/// fetched but reported as ``FeedResult/deferred(until:)``.
 ///
 /// ## Leases
 ///
@@ -145,7 +145,7 @@ public final class IngestPipeline: Sendable {
             do {
                 leasing = try Leasing(store: store, duration: configuration.leaseDuration ?? timeout * 2,
                                       perHostLimit: fetcher.configuration.maximumConnectionsPerHost,
-                                      ignoresNextFetch: configuration.force)
+                                      due: configuration.due)
             } catch {
                 for index in planned.indices { planned[index].failure = error }
             }
@@ -284,12 +284,13 @@ public final class IngestPipeline: Sendable {
             let ids = try opened.feeds(urls: entries.map(\.storeURL))
             try opened.setTags(zip(ids, entries).map { ($0, $1.tags) })
             let statuses = try opened.feedStatuses(ids)  // one statement, not one per feed
+            let now = Date()
             for index in plans.indices {
                 let status = statuses[index]
                 plans[index].feed = ids[index]
                 plans[index].request = Self.request(entries[index], validators: FetchValidators(
                     entityTag: status.validators.etag, lastModified: status.validators.lastModified))
-                if !configuration.force, let next = status.nextFetch, next > Date() { plans[index].deferredUntil = next }
+                if !configuration.due.isDue(status, at: now), let next = status.nextFetch { plans[index].deferredUntil = next }
             }
         } catch {
             for index in plans.indices { plans[index].failure = error }

@@ -16,32 +16,41 @@ final class Leasing: Sendable {
     let duration: Duration
     /// Live leases per host across every process.
     let perHostLimit: Int
-    /// Claim feeds whose next fetch is ahead too (`--force`).
-    let ignoresNextFetch: Bool
+    /// Which feeds count as due.
+    let due: DuePolicy
     private let thread: StoreThread
     private let stopping = DispatchSemaphore(value: 0)
     private let renewerDone = DispatchSemaphore(value: 0)
     private let renewing = Atomic<Bool>(false)
 
-    init(store: Store, duration: Duration, perHostLimit: Int, ignoresNextFetch: Bool) throws(StoreError) {
+    /// Starts the lease thread, and ends the leases of this machine's processes that no longer run (killed, crashed),
+    /// so the run can claim their feeds at once.
+    init(store: Store, duration: Duration, perHostLimit: Int, due: DuePolicy) throws(StoreError) {
         owner = LeaseOwner.make()
         self.duration = duration
         self.perHostLimit = perHostLimit
-        self.ignoresNextFetch = ignoresNextFetch
+        self.due = due
         thread = try StoreThread.start(store: store, name: "feedingest.leases", emitAll: { _ in })
+        do {
+            try thread.perform { context throws(StoreError) in _ = try context.releaseLeasesOfDefunctOwners() }
+        } catch {
+            thread.stop()
+            throw error
+        }
     }
 
     /// Claims up to `limit` of `candidates`.
     func claim(_ candidates: [FeedID], limit: Int) throws(StoreError) -> [FeedLease] {
         let request = ClaimRequest(candidates: candidates, limit: limit, owner: owner, duration: duration,
-                                   perHostLimit: perHostLimit, ignoresNextFetch: ignoresNextFetch)
+                                   perHostLimit: perHostLimit, due: due)
         return try thread.perform { context throws(StoreError) in try context.claimFeeds(request) }
     }
 
     /// Why each candidate is or is not claimable.
     func states(_ candidates: [FeedID]) throws(StoreError) -> [FeedID: ClaimState] {
         let owner = self.owner
-        return try thread.perform { context throws(StoreError) in try context.claimStates(candidates, owner: owner) }
+        let due = self.due
+        return try thread.perform { context throws(StoreError) in try context.claimStates(candidates, owner: owner, due: due) }
     }
 
     /// Starts renewing the leases `schedule` holds, every third of the lease's duration.

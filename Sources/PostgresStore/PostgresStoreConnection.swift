@@ -385,7 +385,7 @@ final class PostgresStoreConnection: StoreConnection {
                 p.append(request.duration.components.seconds > 0 || request.duration.components.attoseconds > 0
                          ? Double(request.duration.components.seconds) + Double(request.duration.components.attoseconds) / 1e18 : 0)
                 p.append(Int64(request.perHostLimit))
-                p.append(request.ignoresNextFetch)
+                p.append(Int64(request.due.rawValue))
                 return p
             }())
             try connection.execute("COMMIT")
@@ -421,10 +421,16 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
-    func claimStates(_ feeds: [FeedID], owner: String) throws(StoreError) -> [FeedID: ClaimState] {
+    func liveLeaseOwners(now: Date) throws(StoreError) -> [String] {
+        let result = try run(SQL.liveLeaseOwners) { _ in }
+        return (0..<result.rows).compactMap { result.text($0, 0) }
+    }
+
+    func claimStates(_ feeds: [FeedID], owner: String, due: DuePolicy) throws(StoreError) -> [FeedID: ClaimState] {
         let result = try run(SQL.claimStates) { p in
             p.append(ids: feeds.map(\.rawValue))
             p.append(owner)
+            p.append(Int64(due.rawValue))
         }
         var states: [FeedID: ClaimState] = [:]
         for row in 0..<result.rows {
@@ -589,10 +595,10 @@ enum SQL {
         """)
 
     /// The claim, in one statement (after the claim lock, in the same transaction): the candidates ($1) that are due
-    /// (or $6 to ignore the next fetch) and have no live lease, at most $5 live leases per host counting those held
+    /// under the ``DuePolicy`` $6 and have no live lease, at most $5 live leases per host counting those held
     /// already (0: no limit), earliest due first, at most $2, skipping rows another transaction holds; each gets owner
     /// $3, an expiry $4 seconds ahead and its epoch incremented. Returns the leases with the feeds' validators.
-    static let claim = statement("claim", [.int8Array, .int8, .text, .float8, .int8, .bool], """
+    static let claim = statement("claim", [.int8Array, .int8, .text, .float8, .int8, .int8], """
         WITH busy AS (
             SELECT host, count(*) AS n FROM feeds
             WHERE lease_owner IS NOT NULL AND lease_until > now() AND host IS NOT NULL GROUP BY host),
@@ -601,7 +607,8 @@ enum SQL {
                    row_number() OVER (PARTITION BY f.host ORDER BY f.next_fetch NULLS FIRST, f.id) + coalesce(b.n, 0) AS slot
             FROM feeds f LEFT JOIN busy b ON b.host = f.host
             WHERE f.id = ANY ($1::bigint[])
-              AND ($6 OR f.next_fetch IS NULL OR f.next_fetch <= now())
+              AND ($6 = 2 OR f.next_fetch IS NULL OR f.next_fetch <= now() OR f.host IS NULL
+                   OR ($6 = 1 AND NOT f.rate_limited AND f.consecutive_failures = 0))
               AND (f.lease_owner IS NULL OR f.lease_until <= now()))
         UPDATE feeds SET lease_owner = $3, lease_until = now() + $4 * interval '1 second', lease_epoch = lease_epoch + 1,
                          claimed_at = now()
@@ -621,10 +628,14 @@ enum SQL {
     static let releaseLeases = statement("release_leases", [.text, .bool, .int8Array], """
         UPDATE feeds SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND ($2 OR id = ANY ($3::bigint[]))
         """)
-    /// 1 leased by $2, 2 leased by another, 3 not due, 0 claimable.
-    static let claimStates = statement("claim_states", [.int8Array, .text], """
+    static let liveLeaseOwners = statement("live_lease_owners", [], """
+        SELECT DISTINCT lease_owner FROM feeds WHERE lease_owner IS NOT NULL AND lease_until > now()
+        """)
+    /// 1 leased by $2, 2 leased by another, 3 not due under the ``DuePolicy`` $3, 0 claimable.
+    static let claimStates = statement("claim_states", [.int8Array, .text, .int8], """
         SELECT id, CASE WHEN lease_owner IS NOT NULL AND lease_until > now() THEN (CASE WHEN lease_owner = $2 THEN 1 ELSE 2 END)
-                        WHEN next_fetch > now() THEN 3 ELSE 0 END
+                        WHEN $3 = 2 OR next_fetch IS NULL OR next_fetch <= now() OR host IS NULL
+                             OR ($3 = 1 AND NOT rate_limited AND consecutive_failures = 0) THEN 0 ELSE 3 END
         FROM feeds WHERE id = ANY ($1::bigint[])
         """)
 }

@@ -236,12 +236,17 @@ public final class WatchService: Sendable {
     }
 
     /// Ends dispatching; ``run()`` then finishes the feeds in flight (within the grace period) and returns. Any thread.
-    public func stop() {
+    ///
+    /// - Parameter cancellingInFlight: cancel the feeds in flight at once instead (what they committed stays, the rest
+    ///   is fetched again later): for when what they would deliver has nowhere to go.
+    public func stop(cancellingInFlight: Bool = false) {
         let pipelines = state.withLock { state -> [IngestPipeline] in
             state.stopping = true
             return Array(state.runs.values)
         }
-        for pipeline in pipelines { pipeline.stopStarting() }
+        for pipeline in pipelines {
+            if cancellingInFlight { pipeline.cancel() } else { pipeline.stopStarting() }
+        }
         wake.signal()
     }
 

@@ -69,11 +69,14 @@ enum IngestCommand {
           echo https://example.org/feed.xml | feedingest - --no-store
         """
 
+    /// The flags ingest takes (`feedingest --force feeds.txt` is ingest too).
+    static let flags: Set<String> = ["--no-store", "--all", "--force", "--due", "--sanitize", "--quiet", "-q"]
+    /// The options with a value ingest takes.
+    static let options: Set<String> = ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--interval", "--lease"]
+
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--no-store", "--all", "--force", "--sanitize", "--quiet", "-q"],
-                                  options: ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--interval", "--lease"],
-                                  command: "ingest", help: help) {
+        switch Command.invocation(arguments, flags: flags, options: options, command: "ingest", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
         }
@@ -95,7 +98,10 @@ enum IngestCommand {
             }
             configuration.jobs = count
         }
-        configuration.force = parsed.flags.contains("--force")
+        if parsed.flags.contains("--force"), parsed.flags.contains("--due") {
+            return Command.usageError(.init(message: "--force and --due exclude each other", hint: nil))
+        }
+        configuration.due = parsed.flags.contains("--force") ? .always : parsed.flags.contains("--due") ? .scheduled : .unlessAskedToWait
         configuration.parser.sanitizesHTML = parsed.flags.contains("--sanitize")
         var storeConfiguration = StoreConfiguration()
         storeConfiguration.fetchInterval = .seconds(300)

@@ -54,13 +54,17 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
     private var lastDrawn: ContinuousClock.Instant?
     private var total = 0
     private var done = 0
+    private let stores: Bool
     private var failures: [(source: String, reason: String)] = []
+    private var deferred: [(source: String, until: Date)] = []
+    /// The articles reported: committed (new, updated) with a store, parsed (seen) without.
     private var counts = FeedCounts()
     private var drawn = false
 
-    init(isTerminal: Bool, badLines: Int) {
+    init(isTerminal: Bool, badLines: Int, stores: Bool = true) {
         self.isTerminal = isTerminal
         self.badLines = badLines
+        self.stores = stores
     }
 
     func ingest(_ event: IngestEvent) {
@@ -70,6 +74,7 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             started = clock.now
             draw(force: true)
         case .articleIngested(let stored):
+            counts.seen += 1
             switch stored.change {
             case .new?: counts.new += 1
             case .updated?: counts.updated += 1
@@ -84,6 +89,8 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
                 counts.bytes += feed.bytes
                 failures.append((entry.source, error.description))
                 if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(error)\n") }
+            case .deferred(let until):
+                deferred.append((entry.source, until))
             case .leaseLost(let error):
                 // Not a failure of the feed, but this process stalled: say so at once, terminal or not.
                 let clear = isTerminal && drawn ? "\r\u{1B}[K" : ""
@@ -105,7 +112,8 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         if !force, let lastDrawn, now - lastDrawn < .milliseconds(100) { return }
         lastDrawn = now
         let seconds = Self.seconds(now - started)
-        var line = "\(done)/\(total) feeds · \(counts.new) new, \(counts.updated) updated · \(Self.bytes(counts.bytes))"
+        var line = "\(done)/\(total) feeds · " + (stores ? "\(counts.new) new, \(counts.updated) updated" : Self.plural(counts.seen, "article"))
+            + " · \(Self.bytes(counts.bytes))"
         if seconds > 0.2 { line += " at \(Self.bytes(Int64(Double(counts.bytes) / seconds)))/s" }
         if !failures.isEmpty { line += " · \(failures.count) failed" }
         StandardStreams.error.write("\r\u{1B}[K" + line)
@@ -119,7 +127,10 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             text += "feedingest: the network looks unreachable (no remote feed's host resolved or had a route); "
                 + "\(Self.plural(summary.offline, "feed")) left for the next run, not counted as failed\n"
         }
-        text += "feedingest: " + Self.summaryLine(summary, badLines: badLines) + "\n"
+        if !deferred.isEmpty { text += "feedingest: " + Self.deferredLine(deferred) + "\n" }
+        var articles = summary.articles
+        (articles.seen, articles.new, articles.updated) = (counts.seen, counts.new, counts.updated)
+        text += "feedingest: " + Self.summaryLine(summary, articles: articles, stores: stores, badLines: badLines) + "\n"
         if isTerminal, !failures.isEmpty {
             text += "failed:\n"
             for failure in failures { text += "  \(failure.source)\n    \(failure.reason)\n" }
@@ -128,7 +139,21 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
     }
 
     /// `50 feeds: 45 ok, 2 not modified, 3 failed; 120 new, 2 updated articles; 1.3 MB in 1.2 s`.
-    static func summaryLine(_ summary: IngestSummary, badLines: Int) -> String {
+    /// Which feeds were deferred and until when: the first few by name, soonest first.
+    static func deferredLine(_ deferred: [(source: String, until: Date)], shown: Int = 3) -> String {
+        let soonest = deferred.sorted { $0.until < $1.until }
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = .current
+        formatter.formatOptions = [.withInternetDateTime]
+        var line = "\(plural(deferred.count, "feed")) deferred, not fetched (a server asked to wait, failures back off, or --due "
+            + "keeps the schedule): " + soonest.prefix(shown).map { "\($0.source) until \(formatter.string(from: $0.until))" }
+            .joined(separator: ", ")
+        if soonest.count > shown { line += ", and \(soonest.count - shown) more" }
+        return line + "; 'feedingest feeds' lists them, --force fetches them now"
+    }
+
+    /// The summary line; `articles` counts what was reported (committed with a store, parsed without one).
+    static func summaryLine(_ summary: IngestSummary, articles: FeedCounts, stores: Bool, badLines: Int) -> String {
         var parts = ["\(summary.ok) ok", "\(summary.notModified) not modified", "\(summary.failed) failed"]
         if summary.deferred > 0 { parts.append("\(summary.deferred) deferred") }
         if summary.rateLimited > 0 { parts.append("\(summary.rateLimited) rate limited (429, not failed)") }
@@ -138,8 +163,9 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         if summary.leaseLost > 0 { parts.append("\(summary.leaseLost) lease lost") }
         if badLines > 0 { parts.append(plural(badLines, "bad list line")) }
         return "\(plural(summary.feeds, "feed")): " + parts.joined(separator: ", ")
-            + "; \(summary.articles.new) new, \(summary.articles.updated) updated articles; "
-            + "\(bytes(summary.articles.bytes)) in \(String(format: "%.1f", summary.duration)) s"
+            + (stores ? "; \(articles.new) new, \(articles.updated) updated articles; "
+                      : "; \(plural(articles.seen, "article")) parsed, not stored (--no-store); ")
+            + "\(bytes(articles.bytes)) in \(String(format: "%.1f", summary.duration)) s"
     }
 
     static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

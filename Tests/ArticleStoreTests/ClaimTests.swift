@@ -10,7 +10,7 @@ struct ClaimTests {
     static func request(_ feeds: [FeedID], limit: Int = 100, owner: String, seconds: Double = 60, perHost: Int = 6,
                         force: Bool = false) -> ClaimRequest {
         ClaimRequest(candidates: feeds, limit: limit, owner: owner, duration: .milliseconds(Int64(seconds * 1000)),
-                     perHostLimit: perHost, ignoresNextFetch: force)
+                     perHostLimit: perHost, due: force ? .always : .scheduled)
     }
 
     @Test(arguments: Engine.allCases) func aFeedIsClaimedByOneContextAtATime(_ engine: Engine) throws {
@@ -133,5 +133,94 @@ struct ClaimTests {
         let status = try fixture.context.feedStatus(fixture.feed)
         #expect(status.leaseOwner == nil && status.consecutiveFailures == 1 && (status.nextFetch ?? .distantPast) > Date())
         #expect(try fixture.context.claimFeeds(Self.request([fixture.feed], owner: "other")).isEmpty, "backing off: not due")
+    }
+
+    /// What each due policy claims: the schedule only what is due; an explicit run also what its interval holds back,
+    /// never what a server asked to wait or what backs off after failures; --force everything. A local file is due under
+    /// every policy, even after a failure. `claimStates` agrees with the claim under each policy.
+    @Test(arguments: Engine.allCases) func duePoliciesDecideWhatAClaimTakes(_ engine: Engine) throws {
+        var configuration = StoreConfiguration()
+        configuration.fetchInterval = .seconds(300)
+        let fixture = try Fixture(engine: engine, configuration: configuration)
+        let context = fixture.context
+        let ids = try context.feeds(urls: ["https://a.example/fetched.xml", "https://b.example/failing.xml",
+                                           "https://c.example/limited.xml", "file:///tmp/broken-\(UUID().uuidString).xml",
+                                           "https://e.example/new.xml"])
+        let (fetched, limited, local, fresh) = (ids[0], ids[2], ids[3], ids[4])  // ids[1] fails
+        for lease in try context.claimFeeds(Self.request(Array(ids.prefix(4)), owner: "setup")) {
+            try context.beginFeed(lease.feed, lease: lease)
+            switch lease.feed {
+            case fetched: _ = try context.finishFeed(lease.feed, FeedSuccess(notModified: true))
+            case limited:
+                _ = try context.failFeed(lease.feed, FeedFailure(error: "429", retryAfter: Date().addingTimeInterval(600), counts: false))
+            default: _ = try context.failFeed(lease.feed, FeedFailure(error: "broken"))
+            }
+        }
+        let now = Date()
+        let statuses = try context.feedStatuses(ids)
+        #expect(statuses.allSatisfy { $0.leaseOwner == nil })
+        let expected: [DuePolicy: Set<FeedID>] = [.scheduled: [local, fresh], .unlessAskedToWait: [fetched, local, fresh],
+                                                  .always: Set(ids)]
+        for policy in DuePolicy.allCases {
+            let due = Set(statuses.filter { policy.isDue($0, at: now) }.map(\.id))
+            #expect(due == expected[policy], "\(policy): the rule in Swift")
+            let other = try fixture.store.makeContext()
+            let states = try other.claimStates(ids, owner: "probe", due: policy)
+            #expect(Set(ids.filter { states[$0] == .claimable }) == expected[policy], "\(policy): claimStates")
+            #expect(Set(ids.filter { states[$0] == .notDue }) == Set(ids).subtracting(expected[policy]!))
+            let owner = "claim-\(policy)"
+            let claimed = try other.claimFeeds(ClaimRequest(candidates: ids, limit: 10, owner: owner, duration: .seconds(60), due: policy))
+            #expect(Set(claimed.map(\.feed)) == expected[policy], "\(policy): the claim in SQL")
+            try other.releaseLeases(owner: owner)
+        }
+    }
+
+    /// Feeds of one host beyond its limit, under --force: claimable (held back by the host's limit), never "not due",
+    /// so a forced run waits for room instead of calling them claimed elsewhere.
+    @Test(arguments: Engine.allCases) func aHostsLimitHoldsForcedFeedsBackWithoutMakingThemNotDue(_ engine: Engine) throws {
+        var configuration = StoreConfiguration()
+        configuration.fetchInterval = .seconds(300)
+        let fixture = try Fixture(engine: engine, configuration: configuration)
+        let feeds = try fixture.context.feeds(urls: (0..<10).map { "https://one.example/feed\($0).xml" })
+        for lease in try fixture.context.claimFeeds(Self.request(feeds, owner: "setup", perHost: 0)) {
+            try fixture.context.beginFeed(lease.feed, lease: lease)
+            _ = try fixture.context.finishFeed(lease.feed, FeedSuccess(notModified: true))
+        }
+        let forced = try fixture.context.claimFeeds(Self.request(feeds, owner: "forced", perHost: 6, force: true))
+        #expect(forced.count == 6)
+        let states = try fixture.context.claimStates(feeds, owner: "forced", due: .always)
+        #expect(feeds.filter { states[$0] == .claimable }.count == 4, "the other four wait for room: \(states)")
+        #expect(feeds.filter { states[$0] == .leasedHere }.count == 6)
+    }
+
+    /// The leases of a process of this machine that no longer runs end at once; a live one's, another machine's, and
+    /// an owner of the older form without an identity are left alone.
+    @Test(arguments: Engine.allCases) func leasesOfADeadLocalProcessAreReleased(_ engine: Engine) throws {
+        let fixture = try Fixture(engine: engine)
+        let feeds = try fixture.context.feeds(urls: (0..<4).map { "https://h\($0).example/feed.xml" })
+        // A child that has exited: its pid is gone, its owner name as its own LeaseOwner.make() would have written it.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sh")
+        child.arguments = ["-c", "exit 0"]
+        try child.run()
+        let live = LeaseOwner.make()
+        let parts = live.split(separator: ":").map(String.init)
+        #expect(parts.count == 4)
+        // The child's start time is unknown once it is gone; any start time names it, since its pid no longer runs.
+        let machine = parts[3].split(separator: "-").dropFirst().joined(separator: "-")
+        let dead = "\(parts[0]):\(child.processIdentifier):abc:12345-\(machine)"
+        child.waitUntilExit()
+        let reused = "\(parts[0]):\(getpid()):abc:1-\(machine)"  // this pid, but started at another time
+        let elsewhere = "other-host-\(UUID().uuidString.prefix(8)):1:abc:1-\(machine)"
+        let old = "\(parts[0]):\(child.processIdentifier):abc"
+        #expect(!LeaseOwner.isDefunct(live) && LeaseOwner.isDefunct(dead) && LeaseOwner.isDefunct(reused))
+        #expect(!LeaseOwner.isDefunct(elsewhere) && !LeaseOwner.isDefunct(old))
+        for (feed, owner) in zip(feeds, [live, dead, reused, elsewhere]) {
+            #expect(try fixture.context.claimFeeds(Self.request([feed], owner: owner)).count == 1)
+        }
+        let released = try fixture.store.makeContext().releaseLeasesOfDefunctOwners()
+        #expect(Set(released) == [dead, reused])
+        let owners = try fixture.context.feedStatuses(feeds).map(\.leaseOwner)
+        #expect(owners == [live, nil, nil, elsewhere])
     }
 }

@@ -42,8 +42,7 @@ struct IngestRunTests {
         let store = directory.appendingPathComponent("store.sqlite")
         let reportURL = directory.appendingPathComponent("report.json")
 
-        // --interval 0: due again at once (the default 5 minutes would defer every feed of the second run).
-        let first = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path, "--interval", "0"])
+        let first = try CommandRunner.run([list.path, "--store", store.path, "--report", reportURL.path])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("50 feeds: 50 ok, 0 not modified, 0 failed;"), "\(first.stderr)")
         // stdout: schema-valid articles, each committed exactly once: as many lines as the store has rows.
@@ -72,7 +71,8 @@ struct IngestRunTests {
         #expect(feeds.allSatisfy { ($0["format"] as? [String: Any])?["family"] != nil }, "every feed's root was recognised")
         #expect(feeds.allSatisfy { ($0["tags"] as? [String]) == ["corpus"] })
 
-        // The second run: every feed answers 304, nothing is printed, nothing is stored twice.
+        // The second run, at once (within the default 5-minute interval): an explicit run fetches every feed again,
+        // conditionally; every feed answers 304, nothing is printed, nothing is stored twice.
         let before = nginx.requests(status: 304)
         let second = try CommandRunner.run([list.path, "--store", store.path])
         #expect(second.status == 0, "\(second.stderr)")
@@ -81,11 +81,12 @@ struct IngestRunTests {
         #expect(nginx.requests(status: 304) - before == 50)
         #expect(try IngestCommandTests.count("articles", in: store) == stored)
 
-        // The second run recorded the default interval (5 minutes): a third run fetches nothing, every feed was fetched
-        // just now.
-        let third = try CommandRunner.run([list.path, "--store", store.path])
+        // The second run recorded the default interval (5 minutes): a third run on the schedule (--due, as from cron)
+        // fetches nothing, every feed was fetched just now, and the summary says until when.
+        let third = try CommandRunner.run([list.path, "--store", store.path, "--due"])
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.stderr.contains("50 feeds: 0 ok, 0 not modified, 0 failed, 50 deferred"), "\(third.stderr)")
+        #expect(third.stderr.contains("50 feeds deferred, not fetched") && third.stderr.contains(", and 47 more"), "\(third.stderr)")
         #expect(nginx.requests(status: 304) - before == 50, "nothing was requested")
     }
 
