@@ -151,8 +151,12 @@ enum IngestCommand {
         // Room for every worker's feed plus the transfers started ahead (see IngestConfiguration.transfersAhead).
         fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers, configuration.jobs + configuration.transfersAhead)
         let pipeline = IngestPipeline(store: store, fetcher: Fetcher(configuration: fetch), configuration: configuration)
-        pipeline.addObserver(ArticleOutputObserver(printsAll: parsed.flags.contains("--all")))
-        if !quiet { pipeline.addObserver(StatusObserver(isTerminal: isatty(2) == 1, badLines: list.problems.count)) }
+        let output = ArticleOutputObserver(printsAll: parsed.flags.contains("--all"))
+        pipeline.addObserver(output)
+        // The reader went away: nothing more can be delivered, so stop claiming and fetching (what is committed stays,
+        // the leases are released at the run's end) and say below what was not printed.
+        StandardStreams.output.onClose = { _ in pipeline.cancel() }
+        if !quiet { pipeline.addObserver(StatusObserver(isTerminal: isatty(2) == 1, badLines: list.problems.count, stores: store != nil)) }
         let report = reportPath.map { _ in RunReportObserver(entries: list.entries) }
         if let report { pipeline.addObserver(report) }
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
@@ -160,11 +164,16 @@ enum IngestCommand {
         signals.stop()
         pipeline.fetcher.shutdown()  // its thread's libcurl/OpenSSL clean-up is over before the process exits
         StandardStreams.output.flush()
+        StandardStreams.output.onClose = nil
+        let closed = StandardStreams.output.closedReason
+        if let closed {
+            StandardStreams.error.write(output.closedMessage(reason: closed, stored: store != nil, storeOption: parsed.options["--store"]) + "\n")
+        }
         let status: Int32
         if let signal = signals.received {
             status = 128 + signal
         } else {
-            status = summary.failed > 0 || !list.problems.isEmpty ? 1 : 0
+            status = summary.failed > 0 || !list.problems.isEmpty || closed != nil ? 1 : 0
         }
         if let report, let reportPath {
             do {

@@ -49,8 +49,11 @@ enum ParseCommand {
         var inputs: [ParsedInput] = []
         var failed = false
         let reader = InputReader()
+        // A closed stdout stops the parse (the consumer throws at its next chunk) instead of ending the process.
+        StandardStreams.output.onClose = { _ in }
         for input in parsed.positional {
             let parsed = reader.parse(input, configuration: configuration)
+            if StandardStreams.output.closedReason != nil { break }  // said below; the input's error is only that
             if let error = parsed.error {
                 failed = true
                 if !quiet { StandardStreams.error.write("feedingest: \(Self.describe(error, input: input))\n") }
@@ -59,6 +62,13 @@ enum ParseCommand {
         }
         reader.shutdown()  // a network transfer thread ends (joined) now, not in a race with the process's exit
         StandardStreams.output.flush()
+        if let reason = StandardStreams.output.closedReason {
+            if !quiet {
+                StandardStreams.error.write("feedingest: stdout closed (\(reason)): \(StatusObserver.plural(StandardStreams.output.lostRecords, "article")) "
+                                            + "could not be written; parsing stopped\n")
+            }
+            return 1  // no report: it would describe inputs not parsed to their end
+        }
 
         if let reportPath = parsed.options["--report"] {
             var json = JSONWriter()
@@ -190,15 +200,19 @@ enum ParseCommand {
                 json.reset()
                 article.writeRedacted(to: &json)
                 json.raw(0x0A)
-                json.withBytes { StandardStreams.output.write($0) }
+                _ = json.withBytes { StandardStreams.output.writeRecord($0) }
             }
         }
+
+        /// Stdout closed (the reader exited): nothing more can be printed, so the transfer stops.
+        struct OutputClosed: Error {}
 
         func fetchDidReceiveResponse(_ response: FetchResponse) throws {
             try feed.fetchDidReceiveResponse(response)
         }
 
         func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
+            if StandardStreams.output.closedReason != nil { throw OutputClosed() }
             try feed.fetchDidReceive(bytes)
         }
 

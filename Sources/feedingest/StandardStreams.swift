@@ -9,13 +9,25 @@ import Synchronization
 /// signal handler on its own queue), so the buffer is behind a lock, held while it is written out too: each
 /// ``write(_:)-([UInt8])`` reaches the descriptor whole, never interleaved with another thread's bytes.
 ///
-/// A closed pipe (`feedingest parse feed.xml | head`) ends the process quietly with status 0, as
-/// command-line tools do, instead of crashing on SIGPIPE.
+/// A descriptor that cannot be written any more (the reader exited: `feedingest feeds.txt | head -1`; a full disk)
+/// closes the stream: what it held is dropped, later writes are dropped, and ``onClose`` runs once, so the command can
+/// stop its work, say what was not written and exit non-zero. A stream without an ``onClose`` says so on stderr and
+/// ends the process with status 1. Whole records (article lines, ``writeRecord(_:)``) that never reached the
+/// descriptor are counted (``lostRecords``).
 final class OutputStream: Sendable {
+    private struct Buffer {
+        var bytes: [UInt8] = []
+        /// Where each record in ``bytes`` ends.
+        var recordEnds: [Int] = []
+        var closedReason: String?
+        var lostRecords = 0
+    }
+
     private let descriptor: Int32
     private let capacity: Int
-    private let buffer: Mutex<[UInt8]>
+    private let buffer: Mutex<Buffer>
     private let redactsText: Bool
+    private let closeHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// `redactsText`: every ``write(_:)-(String)`` masks the password of any URL in the text (`Redaction.redactedText`),
     /// a net under the messages written for people (stderr), which may quote a URL from an error or from libcurl.
@@ -25,55 +37,123 @@ final class OutputStream: Sendable {
         self.redactsText = redactsText
         var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
-        buffer = Mutex(bytes)
+        buffer = Mutex(Buffer(bytes: bytes))
     }
 
+    /// SIGPIPE would end the process without a word; the failed `write(2)` (`EPIPE`) closes the stream instead.
     static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
+    /// Runs once, on the thread whose write failed, when the descriptor cannot be written any more; gets the reason
+    /// (`strerror`). Must not write to this stream.
+    var onClose: (@Sendable (String) -> Void)? {
+        get { closeHandler.withLock { $0 } }
+        set { closeHandler.withLock { $0 = newValue } }
+    }
+
+    /// Why the stream closed (the reader exited, a full disk); `nil` while it is open.
+    var closedReason: String? { buffer.withLock { $0.closedReason } }
+
+    /// Records given to ``writeRecord(_:)`` that never reached the descriptor.
+    var lostRecords: Int { buffer.withLock { $0.lostRecords } }
+
     func write(_ bytes: [UInt8]) {
-        buffer.withLock { buffer in
-            buffer.append(contentsOf: bytes)
-            if buffer.count >= capacity { Self.drain(&buffer, to: descriptor) }
-        }
+        _ = bytes.withUnsafeBytes { append($0, record: false) }
     }
 
     /// Writes bytes lent for the call (a `JSONWriter`'s), without copying them into an array first.
     func write(_ bytes: UnsafeRawBufferPointer) {
-        buffer.withLock { buffer in
-            buffer.append(contentsOf: bytes)
-            if buffer.count >= capacity { Self.drain(&buffer, to: descriptor) }
-        }
+        append(bytes, record: false)
+    }
+
+    /// Writes one whole record (an article's line); returns `false` when the stream is closed (it is counted lost).
+    @discardableResult
+    func writeRecord(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        append(bytes, record: true)
     }
 
     func write(_ text: String) { write(Array((redactsText ? Redaction.redactedText(text) : text).utf8)) }
 
-    func flush() {
-        buffer.withLock { Self.drain(&$0, to: descriptor) }
+    /// Writes out what is buffered; `false` when the stream is closed.
+    @discardableResult
+    func flush() -> Bool {
+        let closed = buffer.withLock { Self.drain(&$0, to: descriptor) }
+        if let closed { return reportClose(closed) }
+        return buffer.withLock { $0.closedReason == nil }
     }
 
-    /// Writes out and empties `buffer`; called with the lock held.
-    private static func drain(_ buffer: inout [UInt8], to descriptor: Int32) {
+    @discardableResult
+    private func append(_ bytes: UnsafeRawBufferPointer, record: Bool) -> Bool {
+        let closed = buffer.withLock { buffer -> String?? in
+            guard buffer.closedReason == nil else {
+                if record { buffer.lostRecords += 1 }
+                return .some(nil)
+            }
+            buffer.bytes.append(contentsOf: bytes)
+            if record { buffer.recordEnds.append(buffer.bytes.count) }
+            guard buffer.bytes.count >= capacity else { return nil }
+            return Self.drain(&buffer, to: descriptor).map { .some($0) }
+        }
+        switch closed {
+        case nil: return true
+        case .some(nil): return false
+        case .some(.some(let reason)): return reportClose(reason)
+        }
+    }
+
+    /// Tells the handler (or, without one, stderr and the process's end) that the stream has just closed.
+    private func reportClose(_ reason: String) -> Bool {
+        if let handler = onClose {
+            handler(reason)
+            return false
+        }
+        // `_exit`, not `exit`: other threads may still be fetching, and the exit-time clean-up of OpenSSL racing
+        // libcurl's is a crash.
+        let message = Array("feedingest: cannot write to \(descriptor == 1 ? "stdout" : "fd \(descriptor)"): \(reason)\n".utf8)
+        _ = message.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        _exit(1)
+    }
+
+    /// Writes out and empties `buffer`; called with the lock held. Returns the reason when the descriptor failed just
+    /// now (the stream is then closed, its records not written counted lost); `nil` otherwise.
+    private static func drain(_ buffer: inout Buffer, to descriptor: Int32) -> String? {
+        guard buffer.closedReason == nil else { return nil }
         var offset = 0
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+        while offset < buffer.bytes.count {
+            let written = buffer.bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                // The reader is gone (`| head`): stop at once. `_exit`, not `exit`: other threads may still be
-                // fetching, and the exit-time clean-up of OpenSSL racing libcurl's is a crash. What was committed is
-                // in the store (the next run sees it as unchanged); nothing else needs flushing.
-                if errno == EPIPE { _exit(0) }
-                // A full disk or a closed descriptor: say so and fail, never lose output silently.
-                let reason = String(cString: strerror(errno))
-                let message = Array("feedingest: cannot write to \(descriptor == 1 ? "stdout" : "fd \(descriptor)"): \(reason)\n".utf8)
-                _ = message.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-                _exit(1)
+                // The reader is gone (EPIPE), a full disk, a closed descriptor: nothing more can reach it.
+                let reason = errno == EPIPE ? "broken pipe: the reader exited" : String(cString: strerror(errno))
+                buffer.closedReason = reason
+                buffer.lostRecords += buffer.recordEnds.count { $0 > offset }
+                buffer.bytes.removeAll()
+                buffer.recordEnds.removeAll()
+                return reason
             }
             offset += written
         }
-        buffer.removeAll(keepingCapacity: true)
+        buffer.bytes.removeAll(keepingCapacity: true)
+        buffer.recordEnds.removeAll(keepingCapacity: true)
+        return nil
     }
 
     var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    /// Closes the stream when the descriptor is a pipe whose reader has gone (`poll` reports `POLLERR`), without
+    /// waiting for the next write to fail: for a long-running command that may print nothing for hours.
+    func checkReader() {
+        var entry = pollfd(fd: descriptor, events: 0, revents: 0)
+        guard poll(&entry, 1, 0) == 1, entry.revents & Int16(POLLERR) != 0 else { return }
+        let reason = buffer.withLock { buffer -> String? in
+            guard buffer.closedReason == nil else { return nil }
+            buffer.closedReason = "broken pipe: the reader exited"
+            buffer.lostRecords += buffer.recordEnds.count
+            buffer.bytes.removeAll()
+            buffer.recordEnds.removeAll()
+            return buffer.closedReason
+        }
+        if let reason { _ = reportClose(reason) }
+    }
 }
 
 /// The process's standard output and error, shared by every thread of the command (``OutputStream`` is `Sendable`:

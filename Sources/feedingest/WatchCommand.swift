@@ -36,9 +36,9 @@ enum WatchCommand {
           --grace D             on SIGTERM or SIGINT, how long feeds in flight may finish (default 10s)
           --metrics-file PATH   write Prometheus metrics (text format) to PATH every 5 seconds, atomically
           --jobs N              feeds parsed and stored at once per batch (default 8)
-          --timeout SEC         give up on a feed's transfer after SEC seconds (default 60)
+          --timeout D           give up on a feed's transfer after D (seconds, or 90s, 2m; default 60)
           --lease D             how long a claim on a feed lasts without renewal (default twice --timeout)
-          --max-bytes N         refuse a feed whose body is larger than N bytes (default 64 MiB)
+          --max-bytes N         refuse a feed whose body is larger than N bytes (512k, 64M; default 64M)
           --user-agent S        the User-Agent header
           --sanitize            clean the HTML of titles, summaries and content to an allow-list (as for ingest)
           -q, --quiet           print nothing on stderr but errors
@@ -77,8 +77,9 @@ enum WatchCommand {
         feedingest_offline, feedingest_due_next_minute, feedingest_list_problems (gauges); with --download also
         feedingest_downloads_total{outcome} (done, failed, paused) and feedingest_download_bytes_total.
 
-        Exit status: 0 after a signal's graceful stop; 2 for usage errors, an unreadable list or an unusable store;
-        130/143 after a second signal.
+        Exit status: 0 after a signal's graceful stop; 1 when stdout closed (the reader exited: the service stops,
+        says which committed articles were not printed and how to print them); 2 for usage errors, an unreadable
+        list or an unusable store; 130/143 after a second signal.
 
         Examples:
           feedingest watch feeds.txt --store ~/news.sqlite | jq -r .title
@@ -108,7 +109,7 @@ enum WatchCommand {
         var configuration = WatchConfiguration()
         func duration(_ option: String, atLeast minimum: Double = 0) -> Result<Double?, Arguments.UsageError> {
             guard let text = parsed.options[option] else { return .success(nil) }
-            guard let seconds = IngestCommand.seconds(text), seconds >= minimum, seconds <= 366 * 86_400 else {
+            guard let seconds = Arguments.seconds(text), seconds >= minimum, seconds <= 366 * 86_400 else {
                 return .failure(.init(message: "\(option) needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
             }
             return .success(seconds)
@@ -140,7 +141,7 @@ enum WatchCommand {
             configuration.ingest.jobs = count
         }
         if let text = parsed.options["--lease"] {
-            guard let seconds = IngestCommand.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
+            guard let seconds = Arguments.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
                 return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
             }
             configuration.ingest.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
@@ -188,9 +189,10 @@ enum WatchCommand {
             manager.addObserver(WatchDownloadObserver(stats: stats, quiet: quiet))
             return WatchDownloads(manager: manager, selection: DownloadSelection(), stats: stats)
         }
+        let output = ArticleOutputObserver(printsAll: false)
         let service: WatchService
         do {
-            var observers: [any IngestObserver] = [ArticleOutputObserver(printsAll: false), stats]
+            var observers: [any IngestObserver] = [output, stats]
             if let downloads { observers.append(downloads) }
             service = try WatchService(store: store, fetcher: fetcher, configuration: configuration, observers: observers,
                                        onEvent: { event in
@@ -218,6 +220,12 @@ enum WatchCommand {
         let notifier = ServiceNotifier()
         let signals = WatchSignals(service: service, reloader: reloader, notifier: notifier, stats: stats, quiet: quiet,
                                    onStop: { downloads?.manager.cancel() })
+        // The reader went away: what the service would print has nowhere to go, so it stops (leases released, what is
+        // committed kept) and exits 1, so that a supervisor restarts it (Restart=on-failure).
+        StandardStreams.output.onClose = { _ in
+            service.stop(cancellingInFlight: true)
+            downloads?.manager.cancel()
+        }
         let ticker = Ticker(service: service, stats: stats, notifier: notifier, metricsPath: metricsPath)
         ticker.start()
         downloads?.start()
@@ -229,10 +237,15 @@ enum WatchCommand {
         signals.stop()
         fetcher.shutdown()
         stats.clearLine()
-        if !quiet { StandardStreams.error.write("feedingest: stopped; " + stats.summary() + "\n") }
         StandardStreams.output.flush()
+        StandardStreams.output.onClose = nil
+        let closed = StandardStreams.output.closedReason
+        if !quiet { StandardStreams.error.write("feedingest: stopped; " + stats.summary() + "\n") }
+        if let closed {
+            StandardStreams.error.write(output.closedMessage(reason: closed, stored: true, storeOption: parsed.options["--store"]) + "\n")
+        }
         StandardStreams.error.flush()
-        return 0
+        return closed == nil ? 0 : 1
     }
 }
 
@@ -549,6 +562,7 @@ final class Ticker: Sendable {
             writeMetrics()
             while stopping.wait(timeout: .now() + 1) == .timedOut {
                 tick += 1
+                StandardStreams.output.checkReader()  // a reader gone while nothing is printed stops the service too
                 stats.draw(statusText())
                 if tick % 5 == 0 {
                     writeMetrics()

@@ -39,7 +39,7 @@ struct OutputFailureTests {
         let message = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
-        #expect(message.contains("cannot write to stdout: No space left on device"))
+        #expect(message.contains("stdout closed (No space left on device)"), "\(message)")
     }
 
     @Test func anUnwritableReportExitsOne() throws {
