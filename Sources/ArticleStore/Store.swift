@@ -172,6 +172,13 @@ struct SQLiteEngine: StoreEngine {
 
     static func open(path: String, configuration: StoreConfiguration, create: Bool) throws(StoreError) -> SQLiteConnection {
         let writable = configuration.access == .readWrite
+        if writable && create {
+            // The store holds feed passwords: a new file is made readable by its owner only (SQLite would make it 0644
+            // less the umask), and SQLite gives its log and shared-memory files the database file's permissions. An
+            // empty file is an empty database, which the checks below initialise.
+            let descriptor = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { Glibc.close(descriptor) }
+        }
         let connection = try SQLiteConnection(path: path, mode: SQLiteOpenMode(writable: writable, create: writable && create))
         let timeout = configuration.busyTimeout.components
         let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000

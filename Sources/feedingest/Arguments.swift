@@ -81,4 +81,33 @@ struct Arguments {
         }
         return previous[b.count]
     }
+
+    /// A size in bytes: `500000`, `500k`, `2M`, `1.5G` (1024-based, either case), with an optional `B` or `iB`, and
+    /// `/s` when `allowsRate`; `nil` for anything else, and below 1 byte.
+    static func byteCount(_ text: String, allowsRate: Bool = false) -> Int64? {
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        if allowsRate, number.hasSuffix("/s") { number = number.dropLast(2) }
+        if number.hasSuffix("iB") { number = number.dropLast(2) } else if number.hasSuffix("B") { number = number.dropLast() }
+        let units: [Character: Double] = ["k": 1024, "K": 1024, "m": 1_048_576, "M": 1_048_576, "g": 1_073_741_824, "G": 1_073_741_824]
+        var factor = 1.0
+        if let last = number.last, let unit = units[last] {
+            factor = unit
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value.isFinite, value * factor >= 1, value * factor < 1e15 else { return nil }
+        return Int64(value * factor)
+    }
+
+    /// Seconds of a duration: `90`, `90s`, `15m`, `1.5h`, `1d`.
+    static func seconds(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var number = Substring(text)
+        var factor = 1.0
+        if let last = number.last, let unit = units[last] {
+            factor = unit
+            number = number.dropLast()
+        }
+        guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+        return value * factor
+    }
 }

@@ -209,20 +209,8 @@ enum DownloadCommand {
         }
     }
 
-    /// Bytes per second: `500000`, `500k`, `2M`, `1.5G` (1024-based), with an optional `B`, `iB` or `/s`.
-    static func rate(_ text: String) -> Int64? {
-        var number = Substring(text.trimmingCharacters(in: .whitespaces))
-        if number.hasSuffix("/s") { number = number.dropLast(2) }
-        if number.hasSuffix("iB") { number = number.dropLast(2) } else if number.hasSuffix("B") { number = number.dropLast() }
-        let units: [Character: Double] = ["k": 1024, "K": 1024, "m": 1_048_576, "M": 1_048_576, "g": 1_073_741_824, "G": 1_073_741_824]
-        var factor = 1.0
-        if let last = number.last, let unit = units[last] {
-            factor = unit
-            number = number.dropLast()
-        }
-        guard let value = Double(number), value.isFinite, value * factor >= 1, value * factor < 1e15 else { return nil }
-        return Int64(value * factor)
-    }
+    /// Bytes per second (or a size): `500000`, `500k`, `2M`, `1.5G` (1024-based), with an optional `B`, `iB` or `/s`.
+    static func rate(_ text: String) -> Int64? { Arguments.byteCount(text, allowsRate: true) }
 }
 
 /// SIGINT and SIGTERM during `download`: the first stops the transfers (partial files are flushed and kept, the

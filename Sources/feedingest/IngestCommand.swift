@@ -34,8 +34,9 @@ enum IngestCommand {
           --all          print every parsed article, unchanged ones too (those without "status")
           --jobs N       feeds parsed and stored at once (default 8); up to 64 more download meanwhile,
                          at most 6 from one host
-          --timeout SEC  give up on a feed's transfer after SEC seconds (default 60)
-          --max-bytes N  refuse a feed whose body is larger than N bytes (default 64 MiB)
+          --timeout D    give up on a feed's transfer after D (seconds, or 90s, 2m; default 60)
+          --max-bytes N  refuse a feed whose body is larger than N bytes: a number, or with k, M or G
+                         (1024-based: 512k, 64M; default 64M)
           --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
           --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
           --sanitize     clean the HTML of titles, summaries and content to an allow-list (no scripts, styles,
@@ -106,13 +107,13 @@ enum IngestCommand {
         var storeConfiguration = StoreConfiguration()
         storeConfiguration.fetchInterval = .seconds(300)
         if let text = parsed.options["--interval"] {
-            guard let seconds = Self.seconds(text), seconds <= 366 * 86_400 else {
+            guard let seconds = Arguments.seconds(text), seconds <= 366 * 86_400 else {
                 return Command.usageError(.init(message: "--interval needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
             }
             storeConfiguration.fetchInterval = .milliseconds(Int64((seconds * 1000).rounded()))
         }
         if let text = parsed.options["--lease"] {
-            guard let seconds = Self.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
+            guard let seconds = Arguments.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
                 return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
             }
             configuration.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
@@ -191,15 +192,15 @@ enum IngestCommand {
     static func fetchConfiguration(_ parsed: Arguments) -> Result<FetchConfiguration, Arguments.UsageError> {
         var fetch = FetchConfiguration()
         if let text = parsed.options["--timeout"] {
-            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                return .failure(.init(message: "--timeout needs a number of seconds above 0, not '\(text)'", hint: nil))
+            guard let seconds = Arguments.seconds(text), seconds > 0, seconds <= 86_400 else {
+                return .failure(.init(message: "--timeout needs a duration above 0 (seconds, or 90s, 2m, 1h), not '\(text)'", hint: nil))
             }
             fetch.totalTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
             if fetch.connectTimeout > fetch.totalTimeout { fetch.connectTimeout = fetch.totalTimeout }
         }
         if let text = parsed.options["--max-bytes"] {
-            guard let bytes = Int64(text), bytes > 0 else {
-                return .failure(.init(message: "--max-bytes needs a number of bytes above 0, not '\(text)'", hint: nil))
+            guard let bytes = Arguments.byteCount(text) else {
+                return .failure(.init(message: "--max-bytes needs a size above 0 (bytes, or with k, M or G: 512k, 64M), not '\(text)'", hint: nil))
             }
             fetch.maximumBodyBytes = bytes
             fetch.maximumDecodedBytes = max(bytes, fetch.maximumDecodedBytes)
@@ -211,19 +212,6 @@ enum IngestCommand {
             fetch.userAgent = agent
         }
         return .success(fetch)
-    }
-
-    /// Seconds of a duration: `90`, `90s`, `15m`, `1.5h`, `1d`.
-    static func seconds(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        var number = Substring(text)
-        var factor = 1.0
-        if let last = number.last, let unit = units[last] {
-            factor = unit
-            number = number.dropLast()
-        }
-        guard let value = Double(number), value >= 0, value.isFinite else { return nil }
-        return value * factor
     }
 
     private static func reason(_ error: any Error) -> String {

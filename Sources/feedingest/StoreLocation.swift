@@ -17,8 +17,10 @@ enum StoreLocation {
             dataHome = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
         }
         let directory = dataHome + "/feedingest"
-        if createsDirectory {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if createsDirectory, !FileManager.default.fileExists(atPath: directory) {
+            // Only its owner may list the store and its log (which hold feed passwords).
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
         }
         return directory + "/feedingest.sqlite"
     }

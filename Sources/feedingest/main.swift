@@ -95,10 +95,11 @@ enum Command {
             return 0
         default:
             if first.hasPrefix("-"), first != "-" {
-                if ["--store", "--no-store", "--all", "--force", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--quiet", "-q"].contains(where: { first == $0 || first.hasPrefix($0 + "=") }) {
-                    return IngestCommand.run(arguments)  // options before FEEDS
+                let name = first.split(separator: "=", maxSplits: 1).first.map(String.init) ?? first
+                if IngestCommand.flags.contains(first) || IngestCommand.options.contains(name) {
+                    return IngestCommand.run(arguments)  // options before FEEDS: ingest's own parser takes them all
                 }
-                let suggestion = Arguments.closest(to: first, in: ["--help", "--version", "--store", "--no-store", "--all", "--force", "--jobs", "--quiet"])
+                let suggestion = Arguments.closest(to: first, in: ["--help", "--version"] + IngestCommand.flags.union(IngestCommand.options).sorted())
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.

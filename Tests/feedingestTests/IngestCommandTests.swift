@@ -259,4 +259,53 @@ struct IngestCommandTests {
         let top = try CommandRunner.run(["--help"])
         #expect(top.stdout.contains("feedingest [ingest] FEEDS"))
     }
+
+    /// Every ingest option is accepted before FEEDS as after it (the default command once kept a shorter list of its
+    /// own), and sizes take suffixes.
+    @Test func optionsGoBeforeOrAfterFeedsAndSizesTakeSuffixes() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(Paths.realworld.appendingPathComponent("bio.rdf").path)\n".utf8).write(to: list)
+        let store = directory.appendingPathComponent("store.sqlite").path
+        for arguments in [["--interval", "5m", list.path, "--store", store], ["--lease=30", "--due", list.path, "--store", store],
+                          [list.path, "--interval", "5m", "--store", store], ["--max-bytes", "1M", list.path, "--store", store],
+                          ["--timeout", "2m", "--max-bytes=512k", list.path, "--no-store"]] {
+            let run = try CommandRunner.run(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains("1 feed: "), "\(arguments): \(run.stderr)")
+        }
+        let small = try CommandRunner.run(["--max-bytes", "1k", list.path, "--no-store"])
+        #expect(small.status == 1 && small.stderr.contains("1 failed"), "1k = 1024 bytes is less than the feed: \(small.stderr)")
+        let typo = try CommandRunner.run(["--intervall", "5m", list.path])
+        #expect(typo.status == 2 && typo.stderr.contains("did you mean '--interval'?"), "\(typo.stderr)")
+        let bad = try CommandRunner.run([list.path, "--max-bytes", "lots"])
+        #expect(bad.status == 2 && bad.stderr.contains("--max-bytes needs a size"), "\(bad.stderr)")
+    }
+
+    /// The store holds feed passwords: a new SQLite store is readable by its owner only, in a directory only its owner
+    /// can list when feedingest makes it.
+    @Test func aNewStoreIsReadableByItsOwnerOnly() throws {
+        let directory = try Paths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let list = directory.appendingPathComponent("feeds.txt")
+        try Data("\(Paths.realworld.appendingPathComponent("bio.rdf").path)\n".utf8).write(to: list)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        environment.removeValue(forKey: "FEEDINGEST_STORE")
+        let run = try CommandRunner.run([list.path], environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        let home = directory.appendingPathComponent("data/feedingest").path
+        #expect(try mode(home) == 0o700)
+        #expect(try mode(home + "/feedingest.sqlite") == 0o600)
+        let explicit = directory.appendingPathComponent("chosen.sqlite").path
+        #expect(try CommandRunner.run([list.path, "--store", explicit]).status == 0)
+        #expect(try mode(explicit) == 0o600)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: explicit + suffix) {
+            #expect(try mode(explicit + suffix) == 0o600)
+        }
+    }
 }
