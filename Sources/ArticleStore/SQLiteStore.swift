@@ -64,6 +64,46 @@ final class SQLiteStoreConnection: StoreConnection {
         try update.run()
     }
 
+    func subscribe(_ feeds: [FeedID], source: SubscriptionSource) throws(StoreError) -> Int {
+        let update = try connection.statement(SQL.subscribe)
+        try update.bind(Self.jsonArray(feeds), at: 1)
+        switch source {
+        case .list(let path):
+            try update.bind(path, at: 2)
+            try update.bind(1, at: 3)
+        case .byHand:
+            try update.bind(nil as String?, at: 2)
+            try update.bind(1, at: 3)
+        case .oneOff:
+            try update.bind(nil as String?, at: 2)
+            try update.bind(0, at: 3)
+        }
+        try update.run()
+        return connection.changes
+    }
+
+    func unsubscribe(listSource: String, except feeds: [FeedID]) throws(StoreError) -> Int {
+        let update = try connection.statement(SQL.unsubscribeList)
+        try update.bind(listSource, at: 1)
+        try update.bind(Self.jsonArray(feeds), at: 2)
+        try update.run()
+        return connection.changes
+    }
+
+    func unsubscribe(_ feeds: [FeedID]) throws(StoreError) -> Int {
+        let update = try connection.statement(SQL.unsubscribe)
+        try update.bind(Self.jsonArray(feeds), at: 1)
+        try update.run()
+        return connection.changes
+    }
+
+    func deleteFeeds(_ feeds: [FeedID]) throws(StoreError) -> Int {
+        let delete = try connection.statement(SQL.deleteFeeds)
+        try delete.bind(Self.jsonArray(feeds), at: 1)
+        try delete.run()
+        return connection.changes
+    }
+
     func feedID(url: String) throws(StoreError) -> FeedID? {
         let select = try connection.statement(SQL.feedIDByURL)
         try select.bind(url, at: 1)
@@ -399,6 +439,8 @@ final class SQLiteStoreConnection: StoreConnection {
         status.refreshHint = row.double(28)
         status.maxAge = row.double(29)
         status.expires = row.double(30).map(Date.init(timeIntervalSince1970:))
+        status.isSubscribed = row.int64(31) != 0
+        status.listSource = row.text(32)
         return status
     }
 
@@ -514,7 +556,7 @@ enum SQL {
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
         tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch, fetch_interval, schedule_reason,
-        refresh_hint, max_age, expires
+        refresh_hint, max_age, expires, subscribed, list_source
         """
     static let recentEntryDates = key(42, """
         SELECT coalesce(published, updated) FROM articles
@@ -639,6 +681,21 @@ enum SQL {
         UPDATE feeds SET lease_owner = NULL, lease_until = NULL
         WHERE lease_owner = ?1 AND (?2 IS NULL OR id IN (SELECT value FROM json_each(?2)))
         """)
+    /// Subscribes ?1 (a JSON array); sets the list source to ?2 when ?3 = 1. Counts only the rows that change.
+    static let subscribe = key(45, """
+        UPDATE feeds SET subscribed = 1, list_source = CASE WHEN ?3 = 1 THEN ?2 ELSE list_source END
+        WHERE id IN (SELECT value FROM json_each(?1))
+          AND (subscribed = 0 OR (?3 = 1 AND list_source IS NOT ?2))
+        """)
+    static let unsubscribeList = key(46, """
+        UPDATE feeds SET subscribed = 0
+        WHERE list_source = ?1 AND subscribed = 1 AND id NOT IN (SELECT value FROM json_each(?2))
+        """)
+    static let unsubscribe = key(47, """
+        UPDATE feeds SET subscribed = 0, list_source = NULL WHERE id IN (SELECT value FROM json_each(?1)) AND subscribed = 1
+        """)
+    /// Feeds and (through their foreign key) their articles.
+    static let deleteFeeds = key(48, "DELETE FROM feeds WHERE id IN (SELECT value FROM json_each(?1))")
     static let liveLeaseOwners = key(44, """
         SELECT DISTINCT lease_owner FROM feeds WHERE lease_owner IS NOT NULL AND lease_until > ?1
         """)

@@ -11,7 +11,16 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7, version8])
+
+    /// Version 8: subscriptions live in the store. Whether the feed is subscribed (an unsubscribed feed keeps its
+    /// articles but is neither fetched by `ingest` without a list, nor shown by `feeds`, nor exported), and the list
+    /// file that subscribed it (its absolute path; `NULL` for a subscription by hand), which unsubscribes it when it no
+    /// longer lists it. Every feed of an older store stays subscribed.
+    static let version8 = """
+        ALTER TABLE feeds ADD COLUMN subscribed INTEGER NOT NULL DEFAULT 1 CHECK (subscribed IN (0, 1));
+        ALTER TABLE feeds ADD COLUMN list_source TEXT;
+        """
 
     /// Version 6: the adaptive schedule of `feedingest watch`. The interval the last completion recorded (seconds,
     /// before jitter; `next_fetch` holds the jittered due time) and what decided it (``ScheduleReason``), and the

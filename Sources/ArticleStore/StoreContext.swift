@@ -131,6 +131,33 @@ public final class StoreContext {
         }
     }
 
+    /// Subscribes the feeds of `urls` (creating the missing ones) on behalf of `source`, in one transaction, and returns
+    /// their identifiers in order with how many feeds the source no longer names and so were unsubscribed: a list file
+    /// (``SubscriptionSource/list(_:)``) is the whole truth about the feeds it subscribed.
+    public func subscribe(urls: [String], from source: SubscriptionSource) throws(StoreError) -> (feeds: [FeedID], removed: Int) {
+        let now = Date()
+        return try transaction { () throws(StoreError) -> ([FeedID], Int) in
+            let ids = try connection.ensureFeeds(urls, now: now)
+            _ = try connection.subscribe(ids, source: source)
+            guard case .list(let path) = source else { return (ids, 0) }
+            return (ids, try connection.unsubscribe(listSource: path, except: ids))
+        }
+    }
+
+    /// Unsubscribes `feeds`: no longer fetched without a list, shown or exported, their articles kept (or, with
+    /// `purge`, deleted with the feeds). Returns how many of them were subscribed (with `purge`: deleted).
+    public func unsubscribe(_ feeds: [FeedID], purge: Bool = false) throws(StoreError) -> Int {
+        guard !feeds.isEmpty else { return 0 }
+        return try transaction { () throws(StoreError) -> Int in
+            purge ? try connection.deleteFeeds(feeds) : try connection.unsubscribe(feeds)
+        }
+    }
+
+    /// The subscribed feeds, ordered by URL.
+    public func subscribedFeeds() throws(StoreError) -> [FeedStatus] {
+        try connection.feedStatuses().filter(\.isSubscribed)
+    }
+
     /// The feed listed under `url`, or `nil` when the store does not have it.
     public func existingFeed(url: String) throws(StoreError) -> FeedID? {
         try connection.feedID(url: url)

@@ -77,6 +77,15 @@ package protocol StoreConnection: AnyObject {
     func ensureFeeds(_ urls: [String], now: Date) throws(StoreError) -> [FeedID]
     /// Sets a feed's tags (joined by ``Schema/tagSeparator``; `nil` for none).
     func setTags(_ feed: FeedID, _ tags: String?) throws(StoreError)
+    /// Subscribes `feeds`, recording `source`'s list file (`list`), none (`byHand`), or leaving the recorded one
+    /// (`oneOff`); the rows changed.
+    func subscribe(_ feeds: [FeedID], source: SubscriptionSource) throws(StoreError) -> Int
+    /// Unsubscribes the feeds that the list `listSource` subscribed and that are not among `feeds`; how many.
+    func unsubscribe(listSource: String, except feeds: [FeedID]) throws(StoreError) -> Int
+    /// Unsubscribes `feeds` (their list source forgotten); how many were subscribed.
+    func unsubscribe(_ feeds: [FeedID]) throws(StoreError) -> Int
+    /// Deletes `feeds` with their articles; how many feeds.
+    func deleteFeeds(_ feeds: [FeedID]) throws(StoreError) -> Int
     /// The feed listed under `url`.
     func feedID(url: String) throws(StoreError) -> FeedID?
     /// The feed's row.

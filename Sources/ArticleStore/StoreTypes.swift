@@ -300,6 +300,12 @@ public struct FeedStatus: Sendable, Hashable {
     public var maxAge: TimeInterval?
     /// The last response's `Expires`.
     public var expires: Date?
+    /// Whether the feed is subscribed: fetched by `ingest` without a list, shown by `feeds`, exported. An unsubscribed
+    /// feed keeps its articles.
+    public var isSubscribed = true
+    /// The list file that subscribed the feed (its absolute path), which unsubscribes it when it no longer lists it;
+    /// `nil` for a subscription by hand (``SubscriptionSource/byHand``).
+    public var listSource: String?
 
     /// Failures in a row from which a feed counts as failing (``isFailing``): it is then polled at the backoff's
     /// longest interval and never dropped.
@@ -383,4 +389,15 @@ public struct ArticleRecord: Sendable, Hashable {
     public var firstSeen: Date
     /// When its content last changed in the store (first seen for an article never updated).
     public var lastUpdated: Date
+}
+
+/// Who subscribes feeds, for ``StoreContext/subscribe(_:from:)``.
+public enum SubscriptionSource: Sendable, Hashable {
+    /// A list file, by its absolute path: the whole truth about the feeds it subscribed, so a feed it no longer lists
+    /// is unsubscribed (its articles kept).
+    case list(String)
+    /// A list without a lasting identity (standard input): it subscribes what it names and removes nothing.
+    case oneOff
+    /// By hand (`feedingest subscribe`, the API): only an unsubscribe removes it.
+    case byHand
 }

@@ -59,6 +59,18 @@ public struct FeedListProblem: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "line \(line): \(message): \(text)" }
 }
 
+/// Why a feed list cannot be read as one.
+public enum FeedListError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The bytes are a feed (`format` names which), not a list of feeds.
+    case isAFeed(format: String)
+
+    public var description: String {
+        switch self {
+        case .isAFeed(let format): return "it is \(format), not a feed list"
+        }
+    }
+}
+
 /// A parsed feed list: the feeds to fetch, in order and without duplicates, and the lines that were refused.
 ///
 /// Plain lists have one feed a line: an `http`/`https` URL, a local path (relative paths are resolved against
@@ -93,6 +105,14 @@ public struct FeedList: Sendable, Hashable {
         }
     }
 
+    /// The store's subscriptions as a list: each feed at its stored URL (a local feed's `file://` URL) with its tags.
+    public init(subscriptions: [(url: String, tags: [String])]) {
+        self.init()
+        for (index, subscription) in subscriptions.enumerated() {
+            add(subscription.url, tags: subscription.tags, line: index + 1, baseDirectory: "/")
+        }
+    }
+
     /// Parses a plain list, one feed a line.
     public init(text: String, baseDirectory: String? = nil) {
         self.init()
@@ -112,14 +132,26 @@ public struct FeedList: Sendable, Hashable {
 
     /// Reads a list file, or standard input for `-`.
     ///
-    /// - Throws: a Cocoa error when the file cannot be read.
+    /// - Throws: ``FeedListError/isAFeed(format:)`` when the bytes are a feed, not a list (each of its lines would be
+    ///   taken for a feed's location); a Cocoa error when the file cannot be read.
     public static func load(path: String) throws -> FeedList {
+        let data: Data
+        var base: String?
         if path == "-" {
-            return FeedList(data: FileHandle.standardInput.readDataToEndOfFile())
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            let url = URL(fileURLWithPath: path)
+            data = try Data(contentsOf: url)
+            base = url.deletingLastPathComponent().path
         }
-        let url = URL(fileURLWithPath: path)
-        let data = try Data(contentsOf: url)
-        return FeedList(data: data, baseDirectory: url.deletingLastPathComponent().path)
+        if let format = feedFormat(of: data) { throw FeedListError.isAFeed(format: format) }
+        return FeedList(data: data, baseDirectory: base)
+    }
+
+    /// Adds one feed as a list line would name it (a URL, a path relative to the current directory, or a `file:`
+    /// URL) with its tags, or records why it cannot be fetched (line 1).
+    public mutating func addLine(_ location: String, tags: [String]) {
+        add(location, tags: tags, line: 1, baseDirectory: FileManager.default.currentDirectoryPath)
     }
 
     /// Resolves one location and adds it, or records why it cannot be fetched.
@@ -188,12 +220,66 @@ public struct FeedList: Sendable, Hashable {
 
     // MARK: OPML
 
-    /// Whether the bytes are an XML document whose root is `opml` (looked for in the first 4 KiB).
+    /// Whether the bytes are an XML document whose root is `opml`.
     static func looksLikeOPML(_ data: Data) -> Bool {
-        let head = String(decoding: data.prefix(4096), as: UTF8.self)
-        let trimmed = head.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
-        guard trimmed.hasPrefix("<") else { return false }
-        return head.range(of: "<opml", options: .caseInsensitive) != nil
+        rootElement(of: data)?.lowercased() == "opml"
+    }
+
+    /// The name of an XML document's root element (with its prefix), found after the BOM, the declaration, comments,
+    /// processing instructions and the doctype in the first 64 KiB; `nil` when the bytes do not start like XML.
+    static func rootElement(of data: Data) -> String? {
+        let head = Array(data.prefix(65_536))
+        var index = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        func skipSpace() { while index < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 } }
+        func skip(past terminator: [UInt8]) -> Bool {
+            while index + terminator.count <= head.count {
+                if head[index..<index + terminator.count].elementsEqual(terminator) {
+                    index += terminator.count
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+        while true {
+            skipSpace()
+            guard index < head.count, head[index] == 0x3C else { return nil }  // <
+            let rest = head[(index + 1)...]
+            if rest.starts(with: Array("?".utf8)) {
+                guard skip(past: Array("?>".utf8)) else { return nil }
+            } else if rest.starts(with: Array("!--".utf8)) {
+                guard skip(past: Array("-->".utf8)) else { return nil }
+            } else if rest.starts(with: Array("!".utf8)) {
+                // A doctype, with an internal subset in brackets or not.
+                var depth = 0
+                index += 1
+                while index < head.count {
+                    if head[index] == 0x5B { depth += 1 } else if head[index] == 0x5D { depth -= 1 } else if head[index] == 0x3E, depth <= 0 { break }
+                    index += 1
+                }
+                guard index < head.count else { return nil }
+                index += 1
+            } else {
+                let name = rest.prefix { !([0x20, 0x09, 0x0A, 0x0D, 0x3E, 0x2F] as [UInt8]).contains($0) }
+                return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
+            }
+        }
+    }
+
+    /// The format of a feed, when the bytes are one rather than a list: an XML document whose root is `rss`, `feed` or
+    /// `RDF` (RSS 1.0), or a JSON object (a JSON Feed); `nil` for a plain list or OPML.
+    public static func feedFormat(of data: Data) -> String? {
+        if let root = rootElement(of: data) {
+            switch root.split(separator: ":").last?.lowercased() {
+            case "rss": return "an RSS feed"
+            case "feed": return "an Atom feed"
+            case "rdf": return "an RSS 1.0 feed"
+            default: return nil
+            }
+        }
+        let start = data.prefix(4096).drop { [0xEF, 0xBB, 0xBF, 0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        if start.first == 0x7B, String(decoding: data.prefix(65_536), as: UTF8.self).contains("\"items\"") { return "a JSON Feed" }
+        return nil
     }
 
     mutating func readOPML(_ data: Data, baseDirectory: String) {

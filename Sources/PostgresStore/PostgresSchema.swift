@@ -14,7 +14,14 @@
 /// holds its hash and digest, not the key).
 enum PostgresSchema {
     /// The migrations in order; the schema's version is their count.
-    static let migrations = [version1, version2, version3, version4]
+    static let migrations = [version1, version2, version3, version4, version5]
+
+    /// Version 5: subscriptions live in the store (see SQLite's version 8): whether the feed is subscribed, and the
+    /// list file that subscribed it.
+    static let version5 = """
+        ALTER TABLE feeds ADD COLUMN subscribed boolean NOT NULL DEFAULT true;
+        ALTER TABLE feeds ADD COLUMN list_source text;
+        """
 
     /// Version 3: the adaptive schedule of `feedingest watch` (see SQLite's version 6): the interval the last
     /// completion recorded and why, and the last fetch's hints (the feed's refresh period, `max-age`, `Expires`).

@@ -70,6 +70,38 @@ final class PostgresStoreConnection: StoreConnection {
         }
     }
 
+    func subscribe(_ feeds: [FeedID], source: SubscriptionSource) throws(StoreError) -> Int {
+        try run(SQL.subscribe) { p in
+            p.append(ids: feeds.map(\.rawValue))
+            switch source {
+            case .list(let path):
+                p.append(path)
+                p.append(true)
+            case .byHand:
+                p.append(nil as String?)
+                p.append(true)
+            case .oneOff:
+                p.append(nil as String?)
+                p.append(false)
+            }
+        }.changedRows
+    }
+
+    func unsubscribe(listSource: String, except feeds: [FeedID]) throws(StoreError) -> Int {
+        try run(SQL.unsubscribeList) { p in
+            p.append(listSource)
+            p.append(ids: feeds.map(\.rawValue))
+        }.changedRows
+    }
+
+    func unsubscribe(_ feeds: [FeedID]) throws(StoreError) -> Int {
+        try run(SQL.unsubscribe) { $0.append(ids: feeds.map(\.rawValue)) }.changedRows
+    }
+
+    func deleteFeeds(_ feeds: [FeedID]) throws(StoreError) -> Int {
+        try run(SQL.deleteFeeds) { $0.append(ids: feeds.map(\.rawValue)) }.changedRows
+    }
+
     func feedID(url: String) throws(StoreError) -> FeedID? {
         let result = try run(SQL.feedIDsByURL) { $0.append(texts: [url]) }
         return result.rows > 0 ? result.int64(0, 0).map(FeedID.init(rawValue:)) : nil
@@ -366,6 +398,8 @@ final class PostgresStoreConnection: StoreConnection {
         status.refreshHint = result.double(row, 28)
         status.maxAge = result.double(row, 29)
         status.expires = result.date(row, 30)
+        status.isSubscribed = result.bool(row, 31) ?? true
+        status.listSource = result.text(row, 32)
         return status
     }
 
@@ -459,12 +493,25 @@ enum SQL {
         """)
     static let feedIDsByURL = statement("feed_ids", [.textArray], "SELECT id, url FROM feeds WHERE url = ANY ($1::text[])")
     static let setTags = statement("set_tags", [.int8, .text], "UPDATE feeds SET tags = $2 WHERE id = $1")
+    /// Subscribes $1; sets the list source to $2 when $3. Counts only the rows that change.
+    static let subscribe = statement("subscribe", [.int8Array, .text, .bool], """
+        UPDATE feeds SET subscribed = true, list_source = CASE WHEN $3 THEN $2 ELSE list_source END
+        WHERE id = ANY ($1::bigint[]) AND (NOT subscribed OR ($3 AND list_source IS DISTINCT FROM $2))
+        """)
+    static let unsubscribeList = statement("unsubscribe_list", [.text, .int8Array], """
+        UPDATE feeds SET subscribed = false WHERE list_source = $1 AND subscribed AND NOT (id = ANY ($2::bigint[]))
+        """)
+    static let unsubscribe = statement("unsubscribe", [.int8Array], """
+        UPDATE feeds SET subscribed = false, list_source = NULL WHERE id = ANY ($1::bigint[]) AND subscribed
+        """)
+    /// Feeds and (through their foreign key) their articles.
+    static let deleteFeeds = statement("delete_feeds", [.int8Array], "DELETE FROM feeds WHERE id = ANY ($1::bigint[])")
 
     static let feedColumns = """
         id, url, title, home_url, current_url, etag, last_modified, body_hash, key_mode, last_attempt, last_success,
         outcome, error, consecutive_failures, next_fetch, article_count, last_seen_count, last_new_count, last_updated_count,
         tags, rate_limited, error_kind, host, lease_owner, lease_until, lease_epoch, fetch_interval, schedule_reason,
-        refresh_hint, max_age, expires
+        refresh_hint, max_age, expires, subscribed, list_source
         """
     static let recentEntryDates = statement("recent_entry_dates", [.int8, .int8], """
         SELECT coalesce(published, updated) FROM articles

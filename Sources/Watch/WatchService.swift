@@ -157,11 +157,13 @@ public final class WatchService: Sendable {
     // MARK: The list
 
     /// Makes `list` the feeds watched: new lines are scheduled at once (or at the next fetch the store has for them),
-    /// removed lines are no longer fetched (their articles stay), and tags are stored. Feeds in flight finish.
+    /// removed lines are no longer fetched (their articles stay), and tags are stored. Feeds in flight finish. The
+    /// store's subscriptions follow, on behalf of `source`: the list's feeds are subscribed, and a list file's feeds it
+    /// no longer names are unsubscribed.
     ///
     /// - Throws: the store's error; the list watched is then unchanged.
     @discardableResult
-    public func load(_ list: FeedList) throws(StoreError) -> ListChange {
+    public func load(_ list: FeedList, source: SubscriptionSource = .oneOff) throws(StoreError) -> ListChange {
         var unique: [String: FeedEntry] = [:]
         var order: [FeedEntry] = []
         for entry in list.entries where unique[entry.storeURL] == nil {
@@ -170,7 +172,7 @@ public final class WatchService: Sendable {
         }
         let entries = order
         let rows = try access.perform { context throws(StoreError) -> [(FeedID, Date?)] in
-            let ids = try context.feeds(urls: entries.map(\.storeURL))
+            let ids = try context.subscribe(urls: entries.map(\.storeURL), from: source).feeds
             try context.setTags(zip(ids, entries).map { ($0, $1.tags) }, clearsEmpty: true)
             let statuses = try context.feedStatuses(ids)
             return zip(ids, statuses).map { ($0, $1.nextFetch) }

@@ -6,7 +6,7 @@ enum ExportOPMLCommand {
     static let help = """
         Usage: feedingest export-opml [--store PATH]
 
-        Writes the store's feeds on stdout as an OPML 2.0 document (http://opml.org/spec2.opml), ordered by URL:
+        Writes the store's subscribed feeds on stdout as an OPML 2.0 document (http://opml.org/spec2.opml), ordered by URL:
         one <outline type="rss"> a feed, with its title as text (the URL when it has none), xmlUrl the URL as
         listed (a local feed's file:// URL) and htmlUrl its home page. Feed readers import it, and so does
         feedingest: 'feedingest ingest subscriptions.opml' fetches the same feeds into the same store rows.
@@ -36,7 +36,7 @@ enum ExportOPMLCommand {
                                             hint: "redirect stdout to write a file: 'feedingest export-opml > feeds.opml'"))
         }
         guard let feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
-        StandardStreams.output.write(document(feeds, date: Date()))
+        StandardStreams.output.write(document(feeds.filter(\.isSubscribed), date: Date()))
         StandardStreams.output.flush()
         return 0
     }

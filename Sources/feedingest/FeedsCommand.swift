@@ -6,9 +6,9 @@ import Syndication
 /// `feedingest feeds [--json] [--store PATH]`: every stored feed's state, as a table or as NDJSON.
 enum FeedsCommand {
     static let help = """
-        Usage: feedingest feeds [--json] [--store PATH]
+        Usage: feedingest feeds [--json] [--all] [--store PATH]
 
-        Shows every feed of the store, ordered by URL: its last outcome, consecutive failures, article count,
+        Shows every subscribed feed of the store (--all: unsubscribed ones too), ordered by URL: its last outcome, consecutive failures, article count,
         last fetch and next allowed fetch, its validators (ETag, Last-Modified), its title and its last error.
         Works offline and never creates a store.
 
@@ -17,7 +17,7 @@ enum FeedsCommand {
         one JSON object a feed instead (Schemas/feed.schema.json), with the full validators and RFC 3339 dates.
 
         Table columns: STATUS is the last outcome (updated, not-modified, failed, or unfetched before the first
-        fetch ended; rate-limited when the server last answered 429, which is not a failure; failing after 3 or more
+        fetch ended; unsubscribed for a feed no list or subscription names any more, whose articles are kept; rate-limited when the server last answered 429, which is not a failure; failing after 3 or more
         failures in a row: such a feed is polled at the longest interval, never dropped); FAILS the failures in a row;
         NEXT FETCH the earliest time ingest or watch fetches the feed again without --force ("now" when it may);
         INTERVAL the interval 'feedingest watch' last computed for it ("-" before one) and why: gap (its entries'
@@ -27,6 +27,7 @@ enum FeedsCommand {
 
         Options:
           --json         one JSON object a line instead of the table
+          --all          unsubscribed feeds too
           --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
                          else ~/.local/share/feedingest/feedingest.sqlite)
           -h, --help     show this help
@@ -42,14 +43,15 @@ enum FeedsCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--json"], options: ["--store"], command: "feeds", help: help) {
+        switch Command.invocation(arguments, flags: ["--json", "--all"], options: ["--store"], command: "feeds", help: help) {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
         }
         if let extra = parsed.positional.first {
             return Command.usageError(.init(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'"))
         }
-        guard let feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
+        guard var feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
+        if !parsed.flags.contains("--all") { feeds = feeds.filter(\.isSubscribed) }
         if parsed.flags.contains("--json") {
             var json = JSONWriter()
             for feed in feeds {
@@ -67,6 +69,7 @@ enum FeedsCommand {
 
     /// The feed's last outcome as the table and the JSON name it.
     static func status(of feed: FeedStatus) -> String {
+        if !feed.isSubscribed { return "unsubscribed" }
         if feed.isRateLimited { return "rate-limited" }
         if feed.outcome == .failed, feed.isFailing { return "failing" }
         return feed.outcome?.rawValue ?? "unfetched"
@@ -104,6 +107,9 @@ enum FeedsCommand {
         json.field("lastModified", feed.validators.lastModified)
         json.field("articles", feed.articleCount)
         json.field("tags", feed.tags)
+        json.key("subscribed")
+        json.bool(feed.isSubscribed)
+        json.field("listSource", feed.listSource)
         json.endObject()
     }
 
@@ -123,7 +129,7 @@ enum FeedsCommand {
             rows.append([
                 status(of: feed), String(feed.consecutiveFailures), String(feed.articleCount),
                 feed.lastAttempt.map(formatter.string(from:)) ?? "-",
-                feed.nextFetch.flatMap { $0 > now ? formatter.string(from: $0) : nil } ?? "now",
+                !feed.isSubscribed ? "-" : feed.nextFetch.flatMap { $0 > now ? formatter.string(from: $0) : nil } ?? "now",
                 feed.interval.map { duration($0) + (feed.scheduleReason.map { " (\($0.rawValue))" } ?? "") } ?? "-",
                 validators.isEmpty ? "-" : validators, name,
             ])

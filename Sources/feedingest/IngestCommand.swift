@@ -9,7 +9,7 @@ import Syndication
 /// `feedingest [ingest] FEEDS [options]`: fetches a feed list into the store and prints new articles as NDJSON.
 enum IngestCommand {
     static let help = """
-        Usage: feedingest [ingest] FEEDS [options]
+        Usage: feedingest [ingest] [FEEDS] [options]
 
         Fetches every feed of FEEDS concurrently, parses each as it downloads, stores the articles, and prints
         each new or updated article on stdout as one JSON line (the article schema plus "status": "new" or
@@ -18,17 +18,26 @@ enum IngestCommand {
 
         FEEDS is a file with one feed a line (an http/https URL, a local path or a file:// URL, then optional
         tags; # starts a comment), an OPML file (nested outlines become tags), or - for stdin. A bad line is
-        reported with its number and skipped; a feed listed twice is fetched once.
+        reported with its number and skipped; a feed listed twice is fetched once. A feed given as FEEDS is
+        refused: 'feedingest parse FILE' reads one.
+
+        Subscriptions live in the store: the feeds FEEDS lists are subscribed, and those it listed before and no
+        longer does are unsubscribed (their articles kept). Without FEEDS, ingest fetches every subscribed feed
+        ('feedingest subscribe' and 'unsubscribe' change them by hand).
+
+        An explicit run fetches every feed it lists, conditionally (ETag, Last-Modified), even within --interval,
+        except feeds a server asked to wait (Retry-After, 429) and feeds backing off after failures. --due keeps
+        the schedule instead (for cron on one or several hosts: each feed once per interval among them).
 
         Options:
           --store STORE  an SQLite file, or a PostgreSQL URI (postgresql://user@host:5432/db, or
                          postgresql:///db?host=/run/postgresql for a unix socket) that several processes and
                          hosts can share (default: $FEEDINGEST_STORE, else
                          $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          --interval D   how long a fetched feed is not due again (default 5m; 0 for due at once): processes that
-                         share a store, started together or in turn, fetch each feed once per interval. D is
+          --interval D   how long a fetched feed is not due again for --due runs (default 5m; 0 for due at once):
+                         processes that share a store and run with --due fetch each feed once per interval. D is
                          seconds, or a number with s, m, h or d (90s, 15m, 1h)
-          --lease SEC    how long a claim on a feed lasts without renewal (default twice --timeout); a process that
+          --lease D      how long a claim on a feed lasts without renewal (default twice --timeout); a process that
                          stalls or dies for longer loses its feeds to the others
           --no-store     fetch and parse only: print every article, without "status"
           --all          print every parsed article, unchanged ones too (those without "status")
@@ -38,6 +47,7 @@ enum IngestCommand {
           --max-bytes N  refuse a feed whose body is larger than N bytes: a number, or with k, M or G
                          (1024-based: 512k, 64M; default 64M)
           --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
+          --due          fetch only the feeds whose next fetch has come (their interval, a Retry-After, backoff)
           --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
           --sanitize     clean the HTML of titles, summaries and content to an allow-list (no scripts, styles,
                          frames, event handlers or javascript: URLs) before storing and printing it
@@ -51,8 +61,10 @@ enum IngestCommand {
         and why; when stderr is not a terminal, one line per failed feed as it fails and the summary.
 
         Claims: each feed is fetched by the process that claimed it (a lease renewed while it works), so processes
-        sharing a store never fetch one feed at once, and never twice within --interval. A feed another process
-        holds, or fetched meanwhile, is counted as claimed elsewhere (not a failure).
+        sharing a store never fetch one feed at once (with --due, never twice within --interval). A feed another
+        live process holds, or fetched meanwhile under --due, is counted as claimed elsewhere (not a failure). The
+        leases of a process of this machine that died (SIGKILL, a crash) are taken over at once; another host's
+        expire after --lease.
 
         Politeness: a feed whose next allowed fetch is still ahead (a stored Retry-After, or backoff after failures)
         is deferred, not fetched. A 429 Too Many Requests is not a failure: the feed waits for its Retry-After. When
@@ -81,16 +93,20 @@ enum IngestCommand {
         case .exit(let status): return status
         case .run(let arguments): parsed = arguments
         }
-        guard parsed.positional.count == 1, let listPath = parsed.positional.first else {
-            return Command.usageError(.init(message: parsed.positional.isEmpty ? "ingest needs a feed list FEEDS (or - for stdin)"
-                                                : "ingest takes one feed list, got \(parsed.positional.count)",
+        guard parsed.positional.count <= 1 else {
+            return Command.usageError(.init(message: "ingest takes one feed list, got \(parsed.positional.count)",
                                             hint: "see 'feedingest ingest --help'"))
         }
+        let listPath = parsed.positional.first
         let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
         let reportPath = parsed.options["--report"]
         let noStore = parsed.flags.contains("--no-store")
         if noStore, parsed.options["--store"] != nil {
             return Command.usageError(.init(message: "--store and --no-store exclude each other", hint: nil))
+        }
+        if noStore, listPath == nil {
+            return Command.usageError(.init(message: "ingest --no-store needs a feed list FEEDS (or - for stdin)",
+                                            hint: "without FEEDS, ingest fetches the store's subscriptions"))
         }
         var configuration = IngestConfiguration()
         if let jobs = parsed.options["--jobs"] {
@@ -124,14 +140,12 @@ enum IngestCommand {
         case .success(let configuration): fetch = configuration
         }
 
-        let list: FeedList
-        do {
-            list = try FeedList.load(path: listPath)
-        } catch {
-            StandardStreams.error.write("feedingest: cannot read the feed list \(listPath): \(Self.reason(error))\n")
-            return 2
+        var list = FeedList()
+        if let listPath {
+            guard let loaded = ListFile.load(listPath) else { return 2 }
+            list = loaded
         }
-        let listName = listPath == "-" ? "stdin" : listPath
+        let listName = listPath == "-" ? "stdin" : listPath ?? "the store's subscriptions"
         if !quiet {
             for problem in list.problems {
                 let text = problem.text.isEmpty ? "" : ": \(problem.text)"
@@ -140,10 +154,37 @@ enum IngestCommand {
         }
 
         var store: Store?
+        // Kept open for the run: an SQLite store's last connection to close checkpoints and removes the log.
+        var subscriptions: StoreContext?
         if !noStore {
             guard let opened = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: storeConfiguration)
             else { return 2 }
             store = opened
+            do {
+                let context = try opened.makeContext()
+                subscriptions = context
+                if let listPath {
+                    // The list is synced into the store's subscriptions: what it names is subscribed, and what it named
+                    // before and no longer does is unsubscribed (its articles kept).
+                    let (_, removed) = try context.subscribe(urls: list.entries.map(\.storeURL), from: ListFile.source(of: listPath))
+                    if removed > 0, !quiet {
+                        StandardStreams.error.write("feedingest: \(StatusObserver.plural(removed, "feed")) no longer in \(listName) "
+                                                    + "unsubscribed (their articles kept; 'feedingest feeds --all' shows them)\n")
+                    }
+                } else {
+                    list = FeedList(subscriptions: try context.subscribedFeeds().map { ($0.url, $0.tags) })
+                    if list.entries.isEmpty {
+                        if !quiet {
+                            StandardStreams.error.write("feedingest: no subscriptions in the store \(opened.path) (add one with "
+                                                        + "'feedingest subscribe URL', or ingest a list: 'feedingest FEEDS')\n")
+                        }
+                        return 0
+                    }
+                }
+            } catch {
+                StandardStreams.error.write(StoreLocation.cannotUse(opened.path, error) + "\n")
+                return 2
+            }
         }
 
         // Nothing reads a body's SHA-256 yet (it would only tell that an unconditional refetch was byte-identical, after
@@ -161,7 +202,7 @@ enum IngestCommand {
         let report = reportPath.map { _ in RunReportObserver(entries: list.entries) }
         if let report { pipeline.addObserver(report) }
         let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
-        let summary = pipeline.run(list.entries)
+        let summary = withExtendedLifetime(subscriptions) { pipeline.run(list.entries) }
         signals.stop()
         pipeline.fetcher.shutdown()  // its thread's libcurl/OpenSSL clean-up is over before the process exits
         StandardStreams.output.flush()
@@ -181,7 +222,7 @@ enum IngestCommand {
                 try Data(report.document(store: store?.path, problems: list.problems, exitStatus: status))
                     .write(to: URL(fileURLWithPath: reportPath))
             } catch {
-                StandardStreams.error.write("feedingest: cannot write the report to \(reportPath): \(Self.reason(error))\n")
+                StandardStreams.error.write("feedingest: cannot write the report to \(reportPath): \(ListFile.reason(error))\n")
                 return signals.received == nil ? 2 : status  // a signal's status says more than the report's failure
             }
         }
@@ -214,13 +255,6 @@ enum IngestCommand {
         return .success(fetch)
     }
 
-    private static func reason(_ error: any Error) -> String {
-        if let error = error as? CocoaError, let underlying = error.userInfo[NSUnderlyingErrorKey] as? POSIXError {
-            return String(cString: strerror(underlying.code.rawValue))
-        }
-        if let error = error as? CocoaError, error.code == .fileReadNoSuchFile { return "no such file" }
-        return error.localizedDescription
-    }
 }
 
 /// SIGINT and SIGTERM during a run: the first cancels the pipeline (complete work stays committed, the summary is

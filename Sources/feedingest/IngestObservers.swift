@@ -164,7 +164,6 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         StandardStreams.error.write(text)
     }
 
-    /// `50 feeds: 45 ok, 2 not modified, 3 failed; 120 new, 2 updated articles; 1.3 MB in 1.2 s`.
     /// Which feeds were deferred and until when: the first few by name, soonest first.
     static func deferredLine(_ deferred: [(source: String, until: Date)], shown: Int = 3) -> String {
         let soonest = deferred.sorted { $0.until < $1.until }
@@ -178,7 +177,8 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         return line + "; 'feedingest feeds' lists them, --force fetches them now"
     }
 
-    /// The summary line; `articles` counts what was reported (committed with a store, parsed without one).
+    /// `50 feeds: 45 ok, 2 not modified, 3 failed; 120 new, 2 updated articles; 1.3 MB in 1.2 s`: `articles` counts
+    /// what was reported (committed with a store, parsed without one).
     static func summaryLine(_ summary: IngestSummary, articles: FeedCounts, stores: Bool, badLines: Int) -> String {
         var parts = ["\(summary.ok) ok", "\(summary.notModified) not modified", "\(summary.failed) failed"]
         if summary.deferred > 0 { parts.append("\(summary.deferred) deferred") }

@@ -20,7 +20,8 @@ enum WatchCommand {
         stdout as one JSON line (as ingest does) as soon as its batch is committed. Each feed gets its own interval
         from how often it publishes, within --min-interval and --max-interval; the next fetch is stored, so a restart
         keeps the schedule. FEEDS is watched: lines added are fetched at once, lines removed are no longer fetched
-        (their articles stay), changed tags are stored, a bad line is reported with its number; SIGHUP reloads too.
+        and are unsubscribed (their articles stay; 'feedingest feeds' no longer shows them), changed tags are
+        stored, a bad line is reported with its number; SIGHUP reloads too.
 
         The interval: the gap between the feed's recent entries (weighted toward the newest, and counting the time
         since its last entry) times 0.5, clamped to [--min-interval, --max-interval]; the feed's own hints (RSS ttl,
@@ -163,13 +164,7 @@ enum WatchCommand {
         }
 
         let listName = listPath
-        let list: FeedList
-        do {
-            list = try FeedList.load(path: listPath)
-        } catch {
-            StandardStreams.error.write("feedingest: cannot read the feed list \(listPath): \(error.localizedDescription)\n")
-            return 2
-        }
+        guard let list = ListFile.load(listPath) else { return 2 }
 
         var storeConfiguration = StoreConfiguration()
         storeConfiguration.adaptiveSchedule = configuration.schedule
@@ -275,7 +270,7 @@ final class ListReloader: Sendable {
             }
         }
         stats.setListProblems(list.problems.count)
-        let change = try service.load(list)
+        let change = try service.load(list, source: ListFile.source(of: path))
         if !initial, !quiet {
             stats.line("feedingest: \(name) reloaded: \(StatusObserver.plural(change.feeds, "feed")) "
                        + "(\(change.added) added, \(change.removed) removed)")
@@ -288,8 +283,9 @@ final class ListReloader: Sendable {
             do {
                 list = try FeedList.load(path: path)
             } catch {
-                // Mid-save, or removed: keep the feeds as they are; the next change reloads.
-                if !quiet { stats.line("feedingest: cannot read the feed list \(path): \(error.localizedDescription); keeping the feeds watched") }
+                // Mid-save, removed, or not a list: keep the feeds as they are; the next change reloads.
+                let reason = (error as? FeedListError)?.description ?? ListFile.reason(error)
+                if !quiet { stats.line("feedingest: cannot read the feed list \(path): \(reason); keeping the feeds watched") }
                 return
             }
             do {

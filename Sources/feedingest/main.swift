@@ -9,11 +9,14 @@ enum Command {
 
         Usage:
           feedingest [ingest] FEEDS [options]   fetch a feed list into the store; new articles as NDJSON
+          feedingest ingest [options]           fetch every subscribed feed
           feedingest watch FEEDS [options]      run as a service: each feed fetched when due, the list watched
           feedingest parse [options] FILE|URL... articles of feeds as NDJSON (no store)
           feedingest articles [options]         stored articles as NDJSON, newest first (offline)
           feedingest feeds [--json]             each stored feed's status, failures and next fetch (offline)
-          feedingest export-opml                the stored feeds as OPML 2.0 (offline)
+          feedingest export-opml                the subscribed feeds as OPML 2.0 (offline)
+          feedingest subscribe URL [TAG...]     subscribe without fetching (--from LIST|OPML for many)
+          feedingest unsubscribe URL...         unsubscribe; the articles stay unless --purge
           feedingest download [options]         download stored articles' enclosures, resuming partial ones
           feedingest downloads [--json]         the download tracker: state, bytes, path, URL, last error (offline)
           feedingest --version                  print the version and the memory allocator
@@ -81,6 +84,10 @@ enum Command {
             return FeedsCommand.run(Array(arguments.dropFirst()))
         case "export-opml":
             return ExportOPMLCommand.run(Array(arguments.dropFirst()))
+        case "subscribe":
+            return SubscribeCommand.run(Array(arguments.dropFirst()))
+        case "unsubscribe":
+            return UnsubscribeCommand.run(Array(arguments.dropFirst()))
         case "download":
             return DownloadCommand.run(Array(arguments.dropFirst()))
         case "downloads":
@@ -103,7 +110,7 @@ enum Command {
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.
-            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "download", "downloads", "help"]) {
+            if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "subscribe", "unsubscribe", "download", "downloads", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
             return IngestCommand.run(arguments)
