@@ -11,7 +11,17 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7, version8])
+
+    /// Version 8: permanent download failures. The HTTP status of a failed attempt's response, and whether the failure
+    /// is permanent (a 404, a 410, a URL that is not http or https): such a row is not claimed until it is queued again
+    /// (`download --retry-failed`). A row refused for its URL's scheme (`download.unsupported-scheme`) is a permanent
+    /// failure too.
+    static let version8 = """
+        ALTER TABLE downloads ADD COLUMN http_status INTEGER;
+        ALTER TABLE downloads ADD COLUMN permanent_failure INTEGER NOT NULL DEFAULT 0 CHECK (permanent_failure IN (0, 1));
+        UPDATE downloads SET permanent_failure = 1 WHERE state = 'failed' AND error_kind = 'download.unsupported-scheme';
+        """
 
     /// Version 6: the adaptive schedule of `feedingest watch`. The interval the last completion recorded (seconds,
     /// before jitter; `next_fetch` holds the jittered due time) and what decided it (``ScheduleReason``), and the

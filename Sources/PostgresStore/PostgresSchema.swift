@@ -14,7 +14,16 @@
 /// holds its hash and digest, not the key).
 enum PostgresSchema {
     /// The migrations in order; the schema's version is their count.
-    static let migrations = [version1, version2, version3, version4]
+    static let migrations = [version1, version2, version3, version4, version5]
+
+    /// Version 5: permanent download failures (see SQLite's version 8): the HTTP status of a failed attempt's response
+    /// and whether the failure is permanent, so no claim takes the row until it is queued again; a row refused for its
+    /// URL's scheme is a permanent failure too.
+    static let version5 = """
+        ALTER TABLE downloads ADD COLUMN http_status integer;
+        ALTER TABLE downloads ADD COLUMN permanent_failure boolean NOT NULL DEFAULT false;
+        UPDATE downloads SET permanent_failure = true WHERE state = 'failed' AND error_kind = 'download.unsupported-scheme';
+        """
 
     /// Version 3: the adaptive schedule of `feedingest watch` (see SQLite's version 6): the interval the last
     /// completion recorded and why, and the last fetch's hints (the feed's refresh period, `max-age`, `Expires`).
