@@ -65,6 +65,19 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
+    /// Whether retrying cannot help (``FailurePolicy``).
+    ///
+    /// True for a URL that is not http or https and for a transfer that failed with a permanent status (404, 410, ...).
+    /// The tracker then marks the download failed for good: no run tries it again until it is queued again
+    /// (``DownloadManager/retryFailed()``).
+    public var isPermanent: Bool {
+        switch kind {
+        case .unsupportedScheme: return true
+        case .fetch: return fetchKind.map { FailurePolicy.isPermanent($0) } ?? false
+        default: return false
+        }
+    }
+
     /// `url: message`, the URL's password replaced by `***` (`Redaction`): a description is for people; ``url`` keeps it.
     public var description: String { "\(Redaction.redactedURL(url)): \(Redaction.redactedText(message))" }
 }
@@ -130,8 +143,12 @@ public struct DownloadSummary: Sendable, Hashable {
     public var queued = 0
     /// Downloads completed.
     public var completed = 0
-    /// Downloads that failed.
+    /// Downloads that failed in this run (transient and permanent failures alike).
     public var failed = 0
+    /// Downloads the tracker holds as failed for good when the run ends, those of this run included.
+    ///
+    /// A 404, a 410, ...: no run tries them again until they are queued again (``DownloadManager/retryFailed()``).
+    public var failedForGood = 0
     /// Downloads paused (the run was stopped).
     public var paused = 0
     /// Completed files deleted by retention.

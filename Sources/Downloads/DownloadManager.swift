@@ -190,6 +190,15 @@ public final class DownloadManager: Sendable {
         return false
     }
 
+    /// Queues again the downloads that failed for good, so the next ``run()`` tries them; returns how many.
+    ///
+    /// Those are the rows with ``DownloadRecord/isPermanentFailure`` (a 404, a 410, ...); without this no run tries
+    /// them again.
+    @discardableResult
+    public func retryFailed() throws(StoreError) -> Int {
+        try store.makeContext().requeueFailedDownloads()
+    }
+
     // MARK: Running
 
     /// Downloads the queue: partial downloads first, ``DownloadConfiguration/jobs`` at once; then applies retention.
@@ -230,7 +239,11 @@ public final class DownloadManager: Sendable {
         tick.sync {}  // a progress event being emitted now still comes before the run's end
 
         if !isCancelled { applyRetention() }
-        let final = summary.withLock { $0 }
+        let failedForGood = (try? store.makeContext().downloads())?.count { $0.state == .failed && $0.isPermanentFailure } ?? 0
+        let final = summary.withLock { summary in
+            summary.failedForGood = failedForGood
+            return summary
+        }
         emit(.runFinished(final))
         events.sync {}
         return final
@@ -307,16 +320,21 @@ public final class DownloadManager: Sendable {
             record.committedOffset = state.committedOffset
             record.error = error?.message
             record.errorKind = error?.kindName
+            record.httpStatus = error?.status
+            record.isPermanentFailure = final == .failed && error?.isPermanent == true
             var error = error
             do {
-                if try !context.finishDownload(lease, state: final, progress: state.progress, error: error?.message, errorKind: error?.kindName) {
+                if try !context.finishDownload(lease, state: final, progress: state.progress, error: error?.message, errorKind: error?.kindName,
+                                               httpStatus: record.httpStatus, permanentFailure: record.isPermanentFailure) {
                     error = DownloadError(kind: .leaseLost, message: "another process claimed this download; nothing more was written",
                                           url: lease.url, path: lease.path)
                     record.state = .failed
+                    record.isPermanentFailure = false
                 }
             } catch let storeError {
                 error = DownloadError(kind: .store, message: "recording the download failed: \(storeError)", url: lease.url, path: lease.path)
                 record.state = .failed
+                record.isPermanentFailure = false
             }
             return DownloadResult(record: record, error: error, bytesReceived: received, resumedFrom: resumedFrom)
         }
@@ -463,6 +481,16 @@ public final class DownloadManager: Sendable {
                         break
                     }
                 }
+                if FailurePolicy.isPermanent(error.kind) {
+                    // Retrying meets the same answer: no partial file stays behind, and no run claims the row again
+                    // until it is queued again.
+                    file.close()
+                    do { try DownloadFiles.remove(partial) } catch {
+                        return end(.failed, fileError(error, path: partial, url: lease.url))
+                    }
+                    state.committedOffset = 0
+                    return end(.failed, permanentError(error, url: lease.url))
+                }
                 if let problem = keepPartial() { return end(.failed, problem) }
                 if error.kind == .cancelled && stopped() {
                     return end(.paused, DownloadError(kind: .cancelled, message: "stopped; the partial file is kept for the next run",
@@ -477,6 +505,19 @@ public final class DownloadManager: Sendable {
                 return end(.failed, DownloadError(kind: .fetch, message: error.message, url: lease.url, fetchKind: error.kind, status: error.status))
             }
         }
+    }
+
+    /// The error of a transfer that failed for good (``FailurePolicy/isPermanent(_:)``): the status and its reason
+    /// phrase (else the transfer's message), and that no run tries it again until it is queued again.
+    private func permanentError(_ error: FetchError, url: String) -> DownloadError {
+        var what = error.message
+        switch error.kind {
+        case .httpStatus(let status): what = FailurePolicy.describe(status: status)
+        case .gone: what = FailurePolicy.describe(status: 410)
+        default: break
+        }
+        return DownloadError(kind: .fetch, message: "\(what): a permanent failure, not retried until queued again", url: url,
+                             fetchKind: error.kind, status: error.status)
     }
 
     private func pause() {
