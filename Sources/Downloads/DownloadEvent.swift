@@ -96,7 +96,10 @@ public struct ActiveDownload: Sendable, Hashable {
     public var expectedLength: Int64?
     /// Bytes received per second over the last interval.
     public var rate: Double
-    /// The bytes the attempt started from (a resume).
+    /// Where this run's bytes began in the file.
+    ///
+    /// Above zero only once the server honoured a range (a 206 appended at that offset); 0 while the response is
+    /// awaited and when the file is written from the start.
     public var resumedFrom: Int64
 
     /// Creates a value.
@@ -125,15 +128,38 @@ public struct DownloadResult: Sendable, Hashable {
     public var error: DownloadError?
     /// Bytes received over the network by this run.
     public var bytesReceived: Int64
-    /// Where this run started from (above zero for a resume).
+    /// Where this run's bytes began in the file.
+    ///
+    /// Above zero only when the server honoured the range asked for (a 206 appended there, or a 416 saying the
+    /// partial file held every byte already); 0 when the file was written from the start (also after a ``restart``).
     public var resumedFrom: Int64
+    /// The resume the server did not honour, if any: the partial file was written again from zero.
+    public var restart: DownloadRestart?
 
     /// Creates a value.
-    public init(record: DownloadRecord, error: DownloadError?, bytesReceived: Int64, resumedFrom: Int64) {
+    public init(record: DownloadRecord, error: DownloadError?, bytesReceived: Int64, resumedFrom: Int64, restart: DownloadRestart? = nil) {
         self.record = record
         self.error = error
         self.bytesReceived = bytesReceived
         self.resumedFrom = resumedFrom
+        self.restart = restart
+    }
+}
+
+/// A resume the server did not honour, so the partial file was written again from zero.
+///
+/// The server answered a request for the bytes from ``askedFrom`` with the whole file (a 200: it ignores ranges, or
+/// `If-Range` named a validator that changed), or with a range that did not fit.
+public struct DownloadRestart: Sendable, Hashable {
+    /// The offset the resume asked for (`Range: bytes=N-`).
+    public var askedFrom: Int64
+    /// What the server answered instead, in words.
+    public var reason: String
+
+    /// Creates a value.
+    public init(askedFrom: Int64, reason: String) {
+        self.askedFrom = askedFrom
+        self.reason = reason
     }
 }
 
@@ -168,7 +194,10 @@ public enum DownloadEvent: Sendable {
     case queued(count: Int)
     /// A `.download` file without a tracker row: reported, never deleted.
     case staleFile(path: String)
-    /// A download began, from byte `resumingFrom` (above zero for a resume).
+    /// A download began; its first request asks for the bytes from `resumingFrom`.
+    ///
+    /// Above zero to resume a partial file. Whether the server honoured the range is known when the download ends
+    /// (``DownloadResult/resumedFrom``, ``DownloadResult/restart``).
     case started(DownloadRecord, resumingFrom: Int64)
     /// Every active download's bytes, every ``DownloadConfiguration/progressInterval``.
     case progress([ActiveDownload])

@@ -302,7 +302,6 @@ public final class DownloadManager: Sendable {
     func download(_ lease: DownloadLease, context: StoreContext) -> DownloadResult {
         let state = AttemptState(lease)
         var received: Int64 = 0
-        var resumedFrom: Int64 = 0
         var started = false
         let partial = lease.partialPath
 
@@ -336,7 +335,7 @@ public final class DownloadManager: Sendable {
                 record.state = .failed
                 record.isPermanentFailure = false
             }
-            return DownloadResult(record: record, error: error, bytesReceived: received, resumedFrom: resumedFrom)
+            return DownloadResult(record: record, error: error, bytesReceived: received, resumedFrom: state.resumedFrom ?? 0, restart: state.restart)
         }
 
         guard let url = URL(string: lease.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -377,7 +376,6 @@ public final class DownloadManager: Sendable {
                 : ResumeRules.plan(committedOffset: state.committedOffset, localLength: file.offset, validator: state.validator)
             if !started {
                 started = true
-                resumedFrom = plan.offset
                 emit(.started(lease, resumingFrom: plan.offset))
             }
             var request = FetchRequest(url: url)
@@ -390,14 +388,19 @@ public final class DownloadManager: Sendable {
             let id = lease.id
             let consumer = DownloadConsumer(file: file, plan: plan, state: state, context: context, leaseDuration: configuration.leaseDuration) {
                 [self] bytes, expected in
-                running.withLock { $0.active[id]?.bytes = bytes; $0.active[id]?.expectedLength = expected }
+                let resumedFrom = state.resumedFrom ?? 0
+                running.withLock {
+                    $0.active[id]?.bytes = bytes
+                    $0.active[id]?.expectedLength = expected
+                    $0.active[id]?.resumedFrom = resumedFrom
+                }
             }
             let transfer = fetcher.start(request)
             let cancelled = running.withLock { run -> Bool in
                 run.transfers[id] = transfer
                 if run.active[id] == nil {
                     run.active[id] = ActiveDownload(id: id, url: lease.url, path: lease.path, bytes: plan.offset,
-                                                    expectedLength: state.expectedLength, rate: 0, resumedFrom: plan.offset)
+                                                    expectedLength: state.expectedLength, rate: 0, resumedFrom: state.resumedFrom ?? 0)
                 }
                 return run.cancelled || (remote && run.remoteHeld)
             }
@@ -453,6 +456,7 @@ public final class DownloadManager: Sendable {
                         if let error = complete(partial: partial, path: lease.path, url: lease.url) { return end(.failed, error) }
                         state.committedOffset = offset
                         state.expectedLength = offset
+                        if state.resumedFrom == nil { state.resumedFrom = offset }
                         return end(.done, nil)
                     }
                     forceWhole = true
@@ -470,7 +474,8 @@ public final class DownloadManager: Sendable {
                                                  url: lease.url, path: lease.path)
                         var record = lease
                         record.state = .failed
-                        return DownloadResult(record: record, error: lost, bytesReceived: received, resumedFrom: resumedFrom)
+                        return DownloadResult(record: record, error: lost, bytesReceived: received, resumedFrom: state.resumedFrom ?? 0,
+                                              restart: state.restart)
                     case let write as FileWriteError:
                         let problem = fileError(write, path: partial, url: lease.url)
                         _ = keepPartial()

@@ -137,8 +137,8 @@ extension ManagerTests {
     }
 }
 
-/// Permanent failures (marked failed for good, the partial removed, skipped until queued again) and transient ones
-/// (partial kept, tried by the next run).
+/// Permanent failures (marked failed for good, the partial removed, skipped until queued again), transient ones
+/// (partial kept, tried by the next run), and what a result says of a resume the server did or did not honour.
 extension ManagerTests {
     /// Keeps each finished or failed download's result.
     final class Results: DownloadObserver {
@@ -239,7 +239,42 @@ extension ManagerTests {
         try Self.control(faults, token, "status=0")
         let third = manager.run()
         #expect(third.completed == 1, "\(third)")
-        #expect(results.last?.resumedFrom == partial.committedOffset)
+        #expect(results.last?.resumedFrom == partial.committedOffset && results.last?.restart == nil)
         #expect(try Self.log(faults, token).count == 3)
+    }
+
+    /// What the server does with the resume: honour it (206), ignore it (200), or send a new version (200 to an
+    /// If-Range whose validator changed). Only the first is a resume; the others restart from zero and say why.
+    @Test(arguments: ["206", "200", "changed"])
+    func aResultSaysResumedOnlyWhenTheServerHonouredTheRange(_ answer: String) throws {
+        let (store, directory, faults, token) = try Self.setUp("resume-\(answer)", size: 1_000_000, query: "reset_after=400000")
+        let (manager, results) = Self.manager(store, directory)
+        let partial = try Self.leavePartial(manager, store)
+        switch answer {
+        case "200": try Self.control(faults, token, "ignore_range=1")
+        case "changed": try Self.control(faults, token, "etag=%22v2%22")
+        default: break
+        }
+        let second = manager.run()
+        #expect(second.completed == 1, "\(second)")
+        let result = try #require(results.last)
+        #expect(result.record.state == .done)
+        let last = try #require(try Self.log(faults, token).last)
+        #expect(last["range"] as? String == "bytes=\(partial.committedOffset)-")
+        switch answer {
+        case "206":
+            #expect(last["status"] as? Int == 206)
+            #expect(result.resumedFrom == partial.committedOffset && result.restart == nil)
+        case "200":
+            #expect(last["status"] as? Int == 200)
+            #expect(result.resumedFrom == 0)
+            #expect(result.restart == DownloadRestart(askedFrom: partial.committedOffset, reason: "the server answered 200 with the whole file"))
+        default:
+            #expect(last["status"] as? Int == 200)
+            #expect(result.resumedFrom == 0)
+            #expect(result.restart == DownloadRestart(askedFrom: partial.committedOffset,
+                                                      reason: "the file changed on the server (\"v1\" → \"v2\") and came whole (200)"))
+        }
+        #expect(FileManager.default.contents(atPath: result.record.path) == FileManager.default.contents(atPath: directory.appendingPathComponent("source.bin").path))
     }
 }
