@@ -138,8 +138,9 @@ struct WatchDownloadObserver: DownloadObserver {
             } else {
                 stats.countDownload(outcome: "failed", bytes: Self.written(result))
                 let error = result.error
-                stats.line("feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")"
-                           + (error.map { " [\($0.kindName)]" } ?? ""))
+                var line = "feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")" + (error.map { " [\($0.kindName)]" } ?? "")
+                if result.record.isPermanentFailure { line += "; 'feedingest download --retry-failed' tries it again" }
+                stats.line(line)
             }
         case .staleFile(let path):
             if !quiet { stats.line("feedingest: stale partial file without a tracker row, left alone: \(path)") }
