@@ -22,8 +22,9 @@ enum DownloadCommand {
         the article's title). While incomplete a file is <file>.download; once complete and verified it is flushed
         and renamed into place. A kill, a reset, a full disk or Ctrl-C keeps the partial file, and the next run
         resumes it where the last flush (every 4 MiB) left it: Range with If-Range carrying the server's validator,
-        so a file that changed on the server is downloaded again from the start, never spliced. A .download file
-        the tracker does not know is reported and left alone.
+        so a file that changed on the server is downloaded again from the start, never spliced ("resumed from N"
+        is said only when the server sent the rest; a server that sends the whole file again is said to restart
+        from zero). A .download file the tracker does not know is reported and left alone.
 
         A download that fails for good is marked failed, its partial file removed, and later runs skip it: a 4xx
         status but 408, 416, 421, 423, 425 and 429 (so 404 Not Found, 410 Gone, and 401 and 403 too: a retry sends
@@ -319,9 +320,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
             done += 1
             bytes += result.bytesReceived
             active.removeAll { $0.id == result.record.id }
-            var line = "downloaded \(result.record.path) (\(Self.size(result.record.committedOffset))"
-            if result.resumedFrom > 0 { line += ", resumed from \(Self.size(result.resumedFrom))" }
-            print(line + ")")
+            print("downloaded \(result.record.path) (\(Self.size(result.record.committedOffset))" + Self.resumption(result) + ")")
         case .failed(let result):
             active.removeAll { $0.id == result.record.id }
             bytes += result.bytesReceived
@@ -387,6 +386,15 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
         text += "total: \(active.count) active, \(done) done, \(failed) failed, \(Self.size(total + bytes)), \(Self.size(Int64(rate)))/s\n"
         drawnLines = active.count + 1
         stream.write(text)
+    }
+
+    /// `, resumed from 1.0 MiB` when the server honoured the range, `, restarted from zero instead of resuming from
+    /// 1.0 MiB: why` when it sent the whole file again, else nothing.
+    static func resumption(_ result: DownloadResult) -> String {
+        if let restart = result.restart, result.resumedFrom == 0 {
+            return ", restarted from zero instead of resuming from \(size(restart.askedFrom)): \(restart.reason)"
+        }
+        return result.resumedFrom > 0 ? ", resumed from \(size(result.resumedFrom))" : ""
     }
 
     /// How many downloads failed for good and how to try them again.

@@ -128,9 +128,10 @@ struct WatchDownloadObserver: DownloadObserver {
         switch event {
         case .finished(let result):
             stats.countDownload(outcome: "done", bytes: Self.written(result))
-            var line = "feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
-            if result.resumedFrom > 0 { line += ", resumed from \(DownloadProgressObserver.size(result.resumedFrom))" }
-            if !quiet { stats.line(line + ")") }
+            if !quiet {
+                stats.line("feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
+                           + DownloadProgressObserver.resumption(result) + ")")
+            }
         case .failed(let result):
             if result.record.state == .paused {
                 stats.countDownload(outcome: "paused", bytes: Self.written(result))

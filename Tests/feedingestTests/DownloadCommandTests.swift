@@ -199,6 +199,9 @@ struct DownloadCommandTests {
         // The second request asked for a range; the server sent everything with a 200, written from byte 0.
         #expect((log.last?["range"] as? String)?.hasPrefix("bytes=") == true)
         #expect(log.last?["status"] as? Int == 200 && log.last?["sent"] as? Int == size)
+        // Said as it was: a restart from zero, not a resume.
+        #expect(run.stderr.contains("(3.0 MiB, restarted from zero instead of resuming from "), "\(run.stderr)")
+        #expect(run.stderr.contains(": the server answered 200 with the whole file)") && !run.stderr.contains("resumed from"), "\(run.stderr)")
     }
 
     @Test func aChangedETagStartsOverInsteadOfSplicing() throws {
@@ -406,7 +409,7 @@ struct DownloadCommandTests {
 }
 
 /// Permanent failures (404, 410: marked failed, the partial removed, later runs skip them and exit 0 until
-/// `--retry-failed`) and transient ones (503: exit 1, partial kept, tried by every run).
+/// `--retry-failed`), transient ones (503: exit 1, partial kept, tried by every run), and what a rerun says of a resume.
 extension DownloadCommandTests {
     static let failedForGoodLine = "1 failed for good, not retried ('feedingest download --retry-failed' tries it again)"
 
@@ -498,10 +501,22 @@ extension DownloadCommandTests {
         try Self.control(scenario.faults, scenario.tokens[0], "status=0")
         let done = try scenario.download()
         #expect(done.status == 0, "\(done.stderr)")
-        #expect(done.stderr.contains("resumed from"), "\(done.stderr)")
+        #expect(done.stderr.contains("resumed from") && !done.stderr.contains("restarted from zero"), "\(done.stderr)")
         #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
         let last = try #require(try scenario.log().last)
         #expect(last["range"] as? String == "bytes=\(partial)-" && last["status"] as? Int == 206)
+    }
+
+    @Test func aResumeAnsweredWithTheWholeFileSaysRestartedFromZero() throws {
+        let scenario = try Scenario("restart", size: 1 << 20)
+        _ = try Self.leavePartial(scenario)
+        try Self.control(scenario.faults, scenario.tokens[0], "ignore_range=1")
+        let run = try scenario.download()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("(1.0 MiB, restarted from zero instead of resuming from "), "\(run.stderr)")
+        #expect(run.stderr.contains("the server answered 200 with the whole file)") && !run.stderr.contains("resumed from"), "\(run.stderr)")
+        #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+        #expect(try scenario.log().last?["status"] as? Int == 200)
     }
 
     @Test func theHelpDocumentsRetryFailedAndWhatFailsForGood() throws {
