@@ -127,8 +127,8 @@ async def wait_release(token):
 
 def head(status, headers, reason=None):
     reasons = {200: "OK", 301: "Moved Permanently", 302: "Found", 304: "Not Modified", 307: "Temporary Redirect",
-               308: "Permanent Redirect", 404: "Not Found", 410: "Gone", 429: "Too Many Requests",
-               500: "Internal Server Error", 503: "Service Unavailable"}
+               308: "Permanent Redirect", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 410: "Gone",
+               429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
     lines = [f"HTTP/1.1 {status} {reason or reasons.get(status, 'Status')}"]
     lines += [f"{k}: {v}" for k, v in headers]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -502,6 +502,7 @@ class Media:
         self.rate = 0               # bytes per second, 0 for as fast as possible
         self.reset_after = None     # the next response sends this many body bytes, then a TCP reset (once)
         self.omit_end = False       # the next response is chunked, sends the whole body but not the last chunk, then resets (once)
+        self.status = 0             # every request is answered with this error status and a short body; 0 serves the file
         self.log = []
 
 
@@ -545,13 +546,13 @@ async def media_route(path, query, headers, writer):
     """The Range-capable enclosure of the download tests (a separate function: other helpers share this server).
 
     /media-control?token=T[&size=N][&file=PATH][&etag=E][&validators=0|1][&ignore_range=0|1][&rate=B][&reset_after=N]
-    [&omit_end=1] sets T's enclosure; /media-log?token=T returns its requests as JSON (range, if_range,
+    [&omit_end=1][&status=C] sets T's enclosure (status=C answers every request with the error status C until status=0); /media-log?token=T returns its requests as JSON (range, if_range,
     accept_encoding, status, start, sent); /media/NAME?token=T serves it.
     """
     token = query.get("token", "")
     item = media_for(token)
     if path == "/media-control":
-        for key in ("size", "rate", "reset_after"):
+        for key in ("size", "rate", "reset_after", "status"):
             if key in query:
                 setattr(item, key, int(query[key]))
         if "file" in query:
@@ -581,6 +582,12 @@ async def media_route(path, query, headers, writer):
     requested = headers.get("range")
     entry = {"range": requested, "if_range": headers.get("if-range"), "accept_encoding": headers.get("accept-encoding"),
              "path": path}
+    if item.status:
+        body = f"error {item.status}\n".encode()
+        entry.update(status=item.status, start=0, sent=0)
+        item.log.append(entry)
+        writer.write(head(item.status, [("Content-Type", "text/plain"), ("Content-Length", len(body))]) + body)
+        return True
     extra = [("Content-Type", "audio/mpeg")]
     if item.validators:
         extra += [("ETag", item.etag), ("Last-Modified", item.last_modified)]

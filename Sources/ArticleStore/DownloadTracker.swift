@@ -23,7 +23,9 @@ public enum DownloadState: String, Sendable, Hashable, CaseIterable {
     case paused
     /// Complete: the file was verified, flushed and renamed into place.
     case done
-    /// The last attempt failed (its error says why); a partial file is kept and the next run resumes it.
+    /// The last attempt failed (its error says why). After a transient failure (a reset, a timeout, a 5xx) the partial
+    /// file is kept and the next run resumes it; after a permanent one (``DownloadRecord/isPermanentFailure``: a 404, a
+    /// 410, ...) there is no partial file and no run claims it until ``StoreContext/requeueFailedDownloads()``.
     case failed
     /// Complete once, then deleted by retention (`--keep`, `--keep-days`): never queued again.
     case removed
@@ -59,6 +61,13 @@ public struct DownloadRecord: Sendable, Hashable {
     public var error: String?
     /// The last error's kind (`fetch.truncated`, `download.disk-full`, ...), for matching.
     public var errorKind: String?
+    /// The HTTP status of the last failed attempt's response, when one arrived (404, 503, ...).
+    public var httpStatus: Int?
+    /// Whether the last failure is permanent: a retry of the same request would meet it again.
+    ///
+    /// A 404, a 410, a URL that is not http or https. Such a row is `failed` and no claim takes it until
+    /// ``StoreContext/requeueFailedDownloads()``.
+    public var isPermanentFailure: Bool
     /// The process holding it, if any (``LeaseOwner``).
     public var leaseOwner: String?
     /// When its lease ends, by the database's clock.
@@ -78,7 +87,7 @@ public struct DownloadRecord: Sendable, Hashable {
     public init(id: DownloadID, url: String, feed: FeedID? = nil, article: ArticleID? = nil, path: String, mediaType: String? = nil,
                 finalURL: String? = nil, validator: String? = nil, expectedLength: Int64? = nil, committedOffset: Int64 = 0,
                 state: DownloadState = .queued, attempts: Int = 0, error: String? = nil, errorKind: String? = nil,
-                leaseOwner: String? = nil, leaseUntil: Date? = nil, leaseEpoch: Int64 = 0, articleDate: Date? = nil,
+                httpStatus: Int? = nil, isPermanentFailure: Bool = false, leaseOwner: String? = nil, leaseUntil: Date? = nil, leaseEpoch: Int64 = 0, articleDate: Date? = nil,
                 queuedAt: Date = Date(), updatedAt: Date = Date(), completedAt: Date? = nil) {
         self.id = id
         self.url = url
@@ -94,6 +103,8 @@ public struct DownloadRecord: Sendable, Hashable {
         self.attempts = attempts
         self.error = error
         self.errorKind = errorKind
+        self.httpStatus = httpStatus
+        self.isPermanentFailure = isPermanentFailure
         self.leaseOwner = leaseOwner
         self.leaseUntil = leaseUntil
         self.leaseEpoch = leaseEpoch
@@ -187,8 +198,9 @@ extension StoreContext {
 
     /// Claims the next download that is not done and not held by a live lease, in one statement: partial downloads
     /// (a committed offset above zero) first, then the oldest. A row this `owner` attempted already (it failed in this
-    /// run) is left alone, and so is one refused for its URL's scheme (`download.unsupported-scheme`: it never works). The row becomes `downloading`, gets `owner`, an expiry `duration` ahead, its epoch
-    /// incremented and one more attempt. `nil` when nothing is left.
+    /// run) is left alone, and so is a permanent failure (``DownloadRecord/isPermanentFailure``: a 404, a 410, a URL
+    /// that is not http or https) until ``requeueFailedDownloads()``. The row becomes `downloading`, gets `owner`, an
+    /// expiry `duration` ahead, its epoch incremented and one more attempt. `nil` when nothing is left.
     public func claimDownload(owner: String, duration: Duration) throws(StoreError) -> DownloadLease? {
         try trackerConnection.claimDownload(owner: owner, duration: duration, now: Date())
     }
@@ -199,11 +211,24 @@ extension StoreContext {
         try trackerConnection.updateDownload(lease, progress, duration: duration, now: Date())
     }
 
-    /// Ends an attempt: writes the final state, error and progress, and ends the lease (the row stays marked as this
-    /// owner's, so the same run does not claim it again); `false` when the lease was lost.
+    /// Ends an attempt: writes its final state, error and progress; `false` when the lease was lost.
+    ///
+    /// The lease ends but the row stays marked as this owner's, so the same run does not claim it again. `httpStatus`
+    /// is the failed response's status; `permanentFailure` marks a failure that retrying cannot mend (a 404, a 410):
+    /// no claim takes the row then until ``requeueFailedDownloads()``. It is kept only with the `failed` state.
     public func finishDownload(_ lease: DownloadLease, state: DownloadState, progress: DownloadProgress, error: String? = nil,
-                               errorKind: String? = nil) throws(StoreError) -> Bool {
-        try trackerConnection.finishDownload(lease, state: state, progress: progress, error: error, errorKind: errorKind, now: Date())
+                               errorKind: String? = nil, httpStatus: Int? = nil, permanentFailure: Bool = false) throws(StoreError) -> Bool {
+        try trackerConnection.finishDownload(lease, state: state, progress: progress, error: error, errorKind: errorKind,
+                                             httpStatus: httpStatus, permanentFailure: permanentFailure && state == .failed, now: Date())
+    }
+
+    /// Queues again every download that failed permanently, so the next claim may take it; returns how many.
+    ///
+    /// Each row with ``DownloadRecord/isPermanentFailure`` becomes `queued`, its error, HTTP status and lease owner
+    /// cleared (its attempts are kept).
+    @discardableResult
+    public func requeueFailedDownloads() throws(StoreError) -> Int {
+        try trackerConnection.requeueFailedDownloads(now: Date())
     }
 
     /// Marks completed downloads as removed by retention (their files were deleted).

@@ -1,4 +1,4 @@
-// The SQLite engine's download tracker (schema version 7): its SQL and its row reader.
+// The SQLite engine's download tracker (schema versions 7 and 8): its SQL and its row reader.
 import Foundation
 
 extension SQLiteStoreConnection {
@@ -50,15 +50,24 @@ extension SQLiteStoreConnection {
     }
 
     func finishDownload(_ lease: DownloadRecord, state: DownloadState, progress: DownloadProgress, error: String?, errorKind: String?,
-                        now: Date) throws(StoreError) -> Bool {
+                        httpStatus: Int?, permanentFailure: Bool, now: Date) throws(StoreError) -> Bool {
         let update = try connection.statement(DownloadSQL.finish)
         try bindLease(update, lease, progress)
         try update.bind(state.rawValue, at: 8)
         try update.bind(error, at: 9)
         try update.bind(errorKind, at: 10)
         try update.bind(now.timeIntervalSince1970, at: 11)
+        try update.bind(httpStatus, at: 12)
+        try update.bind(Int64(permanentFailure ? 1 : 0), at: 13)
         try update.run()
         return connection.changes == 1
+    }
+
+    func requeueFailedDownloads(now: Date) throws(StoreError) -> Int {
+        let update = try connection.statement(DownloadSQL.requeue)
+        try update.bind(now.timeIntervalSince1970, at: 1)
+        try update.run()
+        return connection.changes
     }
 
     private func bindLease(_ statement: SQLiteStatement, _ lease: DownloadRecord, _ progress: DownloadProgress) throws(StoreError) {
@@ -94,7 +103,8 @@ extension SQLiteStoreConnection {
             article: row.optionalInt64(4).map(ArticleID.init(rawValue:)), path: row.text(2) ?? "", mediaType: row.text(5),
             finalURL: row.text(6), validator: row.text(7), expectedLength: row.optionalInt64(8), committedOffset: row.int64(9),
             state: DownloadState(rawValue: row.text(10) ?? "") ?? .queued, attempts: Int(row.int64(11)), error: row.text(12),
-            errorKind: row.text(13), leaseOwner: row.text(14), leaseUntil: date(15), leaseEpoch: row.int64(16),
+            errorKind: row.text(13), httpStatus: row.optionalInt64(21).map { Int($0) }, isPermanentFailure: row.int64(22) != 0,
+            leaseOwner: row.text(14), leaseUntil: date(15), leaseEpoch: row.int64(16),
             articleDate: date(17), queuedAt: date(18) ?? Date(timeIntervalSince1970: 0),
             updatedAt: date(19) ?? Date(timeIntervalSince1970: 0), completedAt: date(20))
     }
@@ -106,7 +116,8 @@ enum DownloadSQL {
 
     static let columns = """
         id, url, path, feed_id, article_id, media_type, final_url, validator, expected_length, committed_offset, state,
-        attempts, error, error_kind, lease_owner, lease_until, lease_epoch, article_date, queued_at, updated_at, completed_at
+        attempts, error, error_kind, lease_owner, lease_until, lease_epoch, article_date, queued_at, updated_at, completed_at,
+        http_status, permanent_failure
         """
     /// A new row, or none when the URL or the path is taken (`DO NOTHING` without a target covers both).
     static let insert = key(60, """
@@ -116,8 +127,9 @@ enum DownloadSQL {
         """)
     static let idByURL = key(61, "SELECT id FROM downloads WHERE url = ?1")
     static let idByPath = key(62, "SELECT id FROM downloads WHERE path = ?1")
-    /// The next open row without a live lease, not attempted by this owner (?1) yet: partial ones first, then the
-    /// oldest. SQLite has no `SKIP LOCKED`: the statement holds the write lock, so claims are serialised.
+    /// The next open row without a live lease, not attempted by this owner (?1) yet and not failed for good: partial
+    /// ones first, then the oldest. SQLite has no `SKIP LOCKED`: the statement holds the write lock, so claims are
+    /// serialised.
     static let claim = key(63, """
         UPDATE downloads SET state = 'downloading', lease_owner = ?1, lease_until = ?3, lease_epoch = lease_epoch + 1,
             attempts = attempts + 1, updated_at = ?2
@@ -126,7 +138,7 @@ enum DownloadSQL {
             WHERE state IN ('queued', 'downloading', 'paused', 'failed')
               AND (lease_until IS NULL OR lease_until <= ?2)
               AND (lease_owner IS NULL OR lease_owner <> ?1)
-              AND (error_kind IS NULL OR error_kind <> 'download.unsupported-scheme')
+              AND permanent_failure = 0
             ORDER BY committed_offset > 0 DESC, id LIMIT 1)
         RETURNING \(columns)
         """)
@@ -140,11 +152,17 @@ enum DownloadSQL {
     static let finish = key(65, """
         UPDATE downloads SET state = ?8, final_url = coalesce(?4, final_url), validator = ?5, expected_length = ?6,
             committed_offset = ?7, error = ?9, error_kind = ?10, lease_until = NULL, updated_at = ?11,
-            completed_at = CASE ?8 WHEN 'done' THEN ?11 ELSE completed_at END
+            completed_at = CASE ?8 WHEN 'done' THEN ?11 ELSE completed_at END, http_status = ?12, permanent_failure = ?13
         WHERE id = ?1 AND lease_epoch = ?2 AND lease_owner = ?3
         """)
     static let remove = key(66, """
         UPDATE downloads SET state = 'removed', updated_at = ?2 WHERE state = 'done' AND id IN (SELECT value FROM json_each(?1))
         """)
     static let all = key(67, "SELECT \(columns) FROM downloads ORDER BY id")
+    /// The rows failed for good, claimable again: queued, without their error or lease owner.
+    static let requeue = key(68, """
+        UPDATE downloads SET state = 'queued', permanent_failure = 0, error = NULL, error_kind = NULL, http_status = NULL,
+            lease_owner = NULL, lease_until = NULL, updated_at = ?1
+        WHERE state = 'failed' AND permanent_failure = 1
+        """)
 }

@@ -11,13 +11,23 @@ package struct Schema: Sendable {
     var version: Int { migrations.count }
 
     /// feedingest's schema.
-    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7, version8])
+    static let current = Schema(migrations: [version1, version2, version3, version4, version5, version6, version7, version8, version9])
 
-    /// Version 8: subscriptions live in the store. Whether the feed is subscribed (an unsubscribed feed keeps its
+    /// Version 8: permanent download failures. The HTTP status of a failed attempt's response, and whether the failure
+    /// is permanent (a 404, a 410, a URL that is not http or https): such a row is not claimed until it is queued again
+    /// (`download --retry-failed`). A row refused for its URL's scheme (`download.unsupported-scheme`) is a permanent
+    /// failure too.
+    static let version8 = """
+        ALTER TABLE downloads ADD COLUMN http_status INTEGER;
+        ALTER TABLE downloads ADD COLUMN permanent_failure INTEGER NOT NULL DEFAULT 0 CHECK (permanent_failure IN (0, 1));
+        UPDATE downloads SET permanent_failure = 1 WHERE state = 'failed' AND error_kind = 'download.unsupported-scheme';
+        """
+
+    /// Version 9: subscriptions live in the store. Whether the feed is subscribed (an unsubscribed feed keeps its
     /// articles but is neither fetched by `ingest` without a list, nor shown by `feeds`, nor exported), and the list
     /// file that subscribed it (its absolute path; `NULL` for a subscription by hand), which unsubscribes it when it no
     /// longer lists it. Every feed of an older store stays subscribed.
-    static let version8 = """
+    static let version9 = """
         ALTER TABLE feeds ADD COLUMN subscribed INTEGER NOT NULL DEFAULT 1 CHECK (subscribed IN (0, 1));
         ALTER TABLE feeds ADD COLUMN list_source TEXT;
         """

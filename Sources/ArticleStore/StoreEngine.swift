@@ -147,7 +147,7 @@ package protocol StoreConnection: AnyObject {
     /// The owners of the feed leases live at `now` (by the database's clock on PostgreSQL), each once.
     func liveLeaseOwners(now: Date) throws(StoreError) -> [String]
 
-    // The download tracker (SQLite schema 7, PostgreSQL 4); each call one statement in autocommit mode.
+    // The download tracker (SQLite schema 7 and 8, PostgreSQL 4 and 5); each call one statement in autocommit mode.
     /// Inserts a row for `candidate` unless its URL (``DownloadQueueOutcome/known(_:)``) or its path
     /// (``DownloadQueueOutcome/pathTaken``) is in the tracker.
     func insertDownload(_ candidate: DownloadCandidate, now: Date) throws(StoreError) -> DownloadQueueOutcome
@@ -159,7 +159,9 @@ package protocol StoreConnection: AnyObject {
     func updateDownload(_ lease: DownloadRecord, _ progress: DownloadProgress, duration: Duration, now: Date) throws(StoreError) -> Bool
     /// Writes an attempt's end and ends the lease, when `lease`'s epoch and owner are still the row's.
     func finishDownload(_ lease: DownloadRecord, state: DownloadState, progress: DownloadProgress, error: String?, errorKind: String?,
-                        now: Date) throws(StoreError) -> Bool
+                        httpStatus: Int?, permanentFailure: Bool, now: Date) throws(StoreError) -> Bool
+    /// Makes the permanently failed rows `queued` again (see ``StoreContext/requeueFailedDownloads()``); returns how many.
+    func requeueFailedDownloads(now: Date) throws(StoreError) -> Int
     /// Marks done rows removed.
     func markDownloadsRemoved(_ ids: [DownloadID], now: Date) throws(StoreError)
     /// Every row, by identifier.

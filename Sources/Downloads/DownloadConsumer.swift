@@ -10,6 +10,10 @@ final class AttemptState {
     var expectedLength: Int64?
     var finalURL: String?
     var committedOffset: Int64
+    /// Where the first response this run accepted began writing: `nil` until one arrives.
+    var resumedFrom: Int64?
+    /// The last resume the server did not honour.
+    var restart: DownloadRestart?
 
     init(_ lease: DownloadLease) {
         self.lease = lease
@@ -60,8 +64,19 @@ final class DownloadConsumer: FetchConsumer {
         state.finalURL = response.url.absoluteString
         switch decision {
         case .startOver(let reason):
+            if case .from(let offset, _) = plan { state.restart = DownloadRestart(askedFrom: offset, reason: reason) }
             throw RestartRequest(reason: reason)
         case .writeFromStart(let expected):
+            if case .from(let offset, let held) = plan {
+                let reason: String
+                if let validator = response.strongValidator, validator != held {
+                    reason = "the file changed on the server (\(held) → \(validator)) and came whole (\(response.status))"
+                } else {
+                    reason = "the server answered \(response.status) with the whole file"
+                }
+                state.restart = DownloadRestart(askedFrom: offset, reason: reason)
+            }
+            state.resumedFrom = 0
             state.validator = response.strongValidator
             state.expectedLength = expected
             file.responseHandler = { _ in 0 }
@@ -69,6 +84,7 @@ final class DownloadConsumer: FetchConsumer {
             // The bytes held belong to another version now: the tracker must not offer them for a resume.
             try record(0)
         case .append(let offset, let expected):
+            if state.resumedFrom == nil { state.resumedFrom = offset }
             state.expectedLength = expected
             file.responseHandler = { _ in offset }
             try file.fetchDidReceiveResponse(response)

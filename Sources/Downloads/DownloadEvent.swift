@@ -65,6 +65,19 @@ public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 
+    /// Whether retrying cannot help (``FailurePolicy``).
+    ///
+    /// True for a URL that is not http or https and for a transfer that failed with a permanent status (404, 410, ...).
+    /// The tracker then marks the download failed for good: no run tries it again until it is queued again
+    /// (``DownloadManager/retryFailed()``).
+    public var isPermanent: Bool {
+        switch kind {
+        case .unsupportedScheme: return true
+        case .fetch: return fetchKind.map { FailurePolicy.isPermanent($0) } ?? false
+        default: return false
+        }
+    }
+
     /// `url: message`, the URL's password replaced by `***` (`Redaction`): a description is for people; ``url`` keeps it.
     public var description: String { "\(Redaction.redactedURL(url)): \(Redaction.redactedText(message))" }
 }
@@ -83,7 +96,10 @@ public struct ActiveDownload: Sendable, Hashable {
     public var expectedLength: Int64?
     /// Bytes received per second over the last interval.
     public var rate: Double
-    /// The bytes the attempt started from (a resume).
+    /// Where this run's bytes began in the file.
+    ///
+    /// Above zero only once the server honoured a range (a 206 appended at that offset); 0 while the response is
+    /// awaited and when the file is written from the start.
     public var resumedFrom: Int64
 
     /// Creates a value.
@@ -112,15 +128,38 @@ public struct DownloadResult: Sendable, Hashable {
     public var error: DownloadError?
     /// Bytes received over the network by this run.
     public var bytesReceived: Int64
-    /// Where this run started from (above zero for a resume).
+    /// Where this run's bytes began in the file.
+    ///
+    /// Above zero only when the server honoured the range asked for (a 206 appended there, or a 416 saying the
+    /// partial file held every byte already); 0 when the file was written from the start (also after a ``restart``).
     public var resumedFrom: Int64
+    /// The resume the server did not honour, if any: the partial file was written again from zero.
+    public var restart: DownloadRestart?
 
     /// Creates a value.
-    public init(record: DownloadRecord, error: DownloadError?, bytesReceived: Int64, resumedFrom: Int64) {
+    public init(record: DownloadRecord, error: DownloadError?, bytesReceived: Int64, resumedFrom: Int64, restart: DownloadRestart? = nil) {
         self.record = record
         self.error = error
         self.bytesReceived = bytesReceived
         self.resumedFrom = resumedFrom
+        self.restart = restart
+    }
+}
+
+/// A resume the server did not honour, so the partial file was written again from zero.
+///
+/// The server answered a request for the bytes from ``askedFrom`` with the whole file (a 200: it ignores ranges, or
+/// `If-Range` named a validator that changed), or with a range that did not fit.
+public struct DownloadRestart: Sendable, Hashable {
+    /// The offset the resume asked for (`Range: bytes=N-`).
+    public var askedFrom: Int64
+    /// What the server answered instead, in words.
+    public var reason: String
+
+    /// Creates a value.
+    public init(askedFrom: Int64, reason: String) {
+        self.askedFrom = askedFrom
+        self.reason = reason
     }
 }
 
@@ -130,8 +169,12 @@ public struct DownloadSummary: Sendable, Hashable {
     public var queued = 0
     /// Downloads completed.
     public var completed = 0
-    /// Downloads that failed.
+    /// Downloads that failed in this run (transient and permanent failures alike).
     public var failed = 0
+    /// Downloads the tracker holds as failed for good when the run ends, those of this run included.
+    ///
+    /// A 404, a 410, ...: no run tries them again until they are queued again (``DownloadManager/retryFailed()``).
+    public var failedForGood = 0
     /// Downloads paused (the run was stopped).
     public var paused = 0
     /// Completed files deleted by retention.
@@ -151,7 +194,10 @@ public enum DownloadEvent: Sendable {
     case queued(count: Int)
     /// A `.download` file without a tracker row: reported, never deleted.
     case staleFile(path: String)
-    /// A download began, from byte `resumingFrom` (above zero for a resume).
+    /// A download began; its first request asks for the bytes from `resumingFrom`.
+    ///
+    /// Above zero to resume a partial file. Whether the server honoured the range is known when the download ends
+    /// (``DownloadResult/resumedFrom``, ``DownloadResult/restart``).
     case started(DownloadRecord, resumingFrom: Int64)
     /// Every active download's bytes, every ``DownloadConfiguration/progressInterval``.
     case progress([ActiveDownload])

@@ -190,6 +190,15 @@ public final class DownloadManager: Sendable {
         return false
     }
 
+    /// Queues again the downloads that failed for good, so the next ``run()`` tries them; returns how many.
+    ///
+    /// Those are the rows with ``DownloadRecord/isPermanentFailure`` (a 404, a 410, ...); without this no run tries
+    /// them again.
+    @discardableResult
+    public func retryFailed() throws(StoreError) -> Int {
+        try store.makeContext().requeueFailedDownloads()
+    }
+
     // MARK: Running
 
     /// Downloads the queue: partial downloads first, ``DownloadConfiguration/jobs`` at once; then applies retention.
@@ -230,7 +239,11 @@ public final class DownloadManager: Sendable {
         tick.sync {}  // a progress event being emitted now still comes before the run's end
 
         if !isCancelled { applyRetention() }
-        let final = summary.withLock { $0 }
+        let failedForGood = (try? store.makeContext().downloads())?.count { $0.state == .failed && $0.isPermanentFailure } ?? 0
+        let final = summary.withLock { summary in
+            summary.failedForGood = failedForGood
+            return summary
+        }
         emit(.runFinished(final))
         events.sync {}
         return final
@@ -289,7 +302,6 @@ public final class DownloadManager: Sendable {
     func download(_ lease: DownloadLease, context: StoreContext) -> DownloadResult {
         let state = AttemptState(lease)
         var received: Int64 = 0
-        var resumedFrom: Int64 = 0
         var started = false
         let partial = lease.partialPath
 
@@ -307,18 +319,23 @@ public final class DownloadManager: Sendable {
             record.committedOffset = state.committedOffset
             record.error = error?.message
             record.errorKind = error?.kindName
+            record.httpStatus = error?.status
+            record.isPermanentFailure = final == .failed && error?.isPermanent == true
             var error = error
             do {
-                if try !context.finishDownload(lease, state: final, progress: state.progress, error: error?.message, errorKind: error?.kindName) {
+                if try !context.finishDownload(lease, state: final, progress: state.progress, error: error?.message, errorKind: error?.kindName,
+                                               httpStatus: record.httpStatus, permanentFailure: record.isPermanentFailure) {
                     error = DownloadError(kind: .leaseLost, message: "another process claimed this download; nothing more was written",
                                           url: lease.url, path: lease.path)
                     record.state = .failed
+                    record.isPermanentFailure = false
                 }
             } catch let storeError {
                 error = DownloadError(kind: .store, message: "recording the download failed: \(storeError)", url: lease.url, path: lease.path)
                 record.state = .failed
+                record.isPermanentFailure = false
             }
-            return DownloadResult(record: record, error: error, bytesReceived: received, resumedFrom: resumedFrom)
+            return DownloadResult(record: record, error: error, bytesReceived: received, resumedFrom: state.resumedFrom ?? 0, restart: state.restart)
         }
 
         guard let url = URL(string: lease.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -359,7 +376,6 @@ public final class DownloadManager: Sendable {
                 : ResumeRules.plan(committedOffset: state.committedOffset, localLength: file.offset, validator: state.validator)
             if !started {
                 started = true
-                resumedFrom = plan.offset
                 emit(.started(lease, resumingFrom: plan.offset))
             }
             var request = FetchRequest(url: url)
@@ -372,14 +388,19 @@ public final class DownloadManager: Sendable {
             let id = lease.id
             let consumer = DownloadConsumer(file: file, plan: plan, state: state, context: context, leaseDuration: configuration.leaseDuration) {
                 [self] bytes, expected in
-                running.withLock { $0.active[id]?.bytes = bytes; $0.active[id]?.expectedLength = expected }
+                let resumedFrom = state.resumedFrom ?? 0
+                running.withLock {
+                    $0.active[id]?.bytes = bytes
+                    $0.active[id]?.expectedLength = expected
+                    $0.active[id]?.resumedFrom = resumedFrom
+                }
             }
             let transfer = fetcher.start(request)
             let cancelled = running.withLock { run -> Bool in
                 run.transfers[id] = transfer
                 if run.active[id] == nil {
                     run.active[id] = ActiveDownload(id: id, url: lease.url, path: lease.path, bytes: plan.offset,
-                                                    expectedLength: state.expectedLength, rate: 0, resumedFrom: plan.offset)
+                                                    expectedLength: state.expectedLength, rate: 0, resumedFrom: state.resumedFrom ?? 0)
                 }
                 return run.cancelled || (remote && run.remoteHeld)
             }
@@ -435,6 +456,7 @@ public final class DownloadManager: Sendable {
                         if let error = complete(partial: partial, path: lease.path, url: lease.url) { return end(.failed, error) }
                         state.committedOffset = offset
                         state.expectedLength = offset
+                        if state.resumedFrom == nil { state.resumedFrom = offset }
                         return end(.done, nil)
                     }
                     forceWhole = true
@@ -452,7 +474,8 @@ public final class DownloadManager: Sendable {
                                                  url: lease.url, path: lease.path)
                         var record = lease
                         record.state = .failed
-                        return DownloadResult(record: record, error: lost, bytesReceived: received, resumedFrom: resumedFrom)
+                        return DownloadResult(record: record, error: lost, bytesReceived: received, resumedFrom: state.resumedFrom ?? 0,
+                                              restart: state.restart)
                     case let write as FileWriteError:
                         let problem = fileError(write, path: partial, url: lease.url)
                         _ = keepPartial()
@@ -462,6 +485,16 @@ public final class DownloadManager: Sendable {
                     default:
                         break
                     }
+                }
+                if FailurePolicy.isPermanent(error.kind) {
+                    // Retrying meets the same answer: no partial file stays behind, and no run claims the row again
+                    // until it is queued again.
+                    file.close()
+                    do { try DownloadFiles.remove(partial) } catch {
+                        return end(.failed, fileError(error, path: partial, url: lease.url))
+                    }
+                    state.committedOffset = 0
+                    return end(.failed, permanentError(error, url: lease.url))
                 }
                 if let problem = keepPartial() { return end(.failed, problem) }
                 if error.kind == .cancelled && stopped() {
@@ -477,6 +510,19 @@ public final class DownloadManager: Sendable {
                 return end(.failed, DownloadError(kind: .fetch, message: error.message, url: lease.url, fetchKind: error.kind, status: error.status))
             }
         }
+    }
+
+    /// The error of a transfer that failed for good (``FailurePolicy/isPermanent(_:)``): the status and its reason
+    /// phrase (else the transfer's message), and that no run tries it again until it is queued again.
+    private func permanentError(_ error: FetchError, url: String) -> DownloadError {
+        var what = error.message
+        switch error.kind {
+        case .httpStatus(let status): what = FailurePolicy.describe(status: status)
+        case .gone: what = FailurePolicy.describe(status: 410)
+        default: break
+        }
+        return DownloadError(kind: .fetch, message: "\(what): a permanent failure, not retried until queued again", url: url,
+                             fetchKind: error.kind, status: error.status)
     }
 
     private func pause() {

@@ -14,11 +14,20 @@
 /// holds its hash and digest, not the key).
 enum PostgresSchema {
     /// The migrations in order; the schema's version is their count.
-    static let migrations = [version1, version2, version3, version4, version5]
+    static let migrations = [version1, version2, version3, version4, version5, version6]
 
-    /// Version 5: subscriptions live in the store (see SQLite's version 8): whether the feed is subscribed, and the
-    /// list file that subscribed it.
+    /// Version 5: permanent download failures (see SQLite's version 8): the HTTP status of a failed attempt's response
+    /// and whether the failure is permanent, so no claim takes the row until it is queued again; a row refused for its
+    /// URL's scheme is a permanent failure too.
     static let version5 = """
+        ALTER TABLE downloads ADD COLUMN http_status integer;
+        ALTER TABLE downloads ADD COLUMN permanent_failure boolean NOT NULL DEFAULT false;
+        UPDATE downloads SET permanent_failure = true WHERE state = 'failed' AND error_kind = 'download.unsupported-scheme';
+        """
+
+    /// Version 6: subscriptions live in the store (see SQLite's version 9): whether the feed is subscribed, and the
+    /// list file that subscribed it.
+    static let version6 = """
         ALTER TABLE feeds ADD COLUMN subscribed boolean NOT NULL DEFAULT true;
         ALTER TABLE feeds ADD COLUMN list_source text;
         """

@@ -11,7 +11,8 @@ import Syndication
 enum DownloadCommand {
     static let help = """
         Usage: feedingest download [--dir DIR] [--feed URL]... [--since DATE] [--jobs N] [--max-rate RATE]
-                                   [--types TYPES] [--name TEMPLATE] [--keep N] [--keep-days D] [--store STORE]
+                                   [--types TYPES] [--name TEMPLATE] [--keep N] [--keep-days D] [--retry-failed]
+                                   [--store STORE]
 
         Queues the enclosures (podcast episodes, videos, attachments) of stored articles that are not downloaded
         yet, by default of the feeds tagged 'download' in the feed list, downloads the queue (partial downloads
@@ -21,8 +22,14 @@ enum DownloadCommand {
         the article's title). While incomplete a file is <file>.download; once complete and verified it is flushed
         and renamed into place. A kill, a reset, a full disk or Ctrl-C keeps the partial file, and the next run
         resumes it where the last flush (every 4 MiB) left it: Range with If-Range carrying the server's validator,
-        so a file that changed on the server is downloaded again from the start, never spliced. A .download file
-        the tracker does not know is reported and left alone.
+        so a file that changed on the server is downloaded again from the start, never spliced ("resumed from N"
+        is said only when the server sent the rest; a server that sends the whole file again is said to restart
+        from zero). A .download file the tracker does not know is reported and left alone.
+
+        A download that fails for good is marked failed, its partial file removed, and later runs skip it: a 4xx
+        status but 408, 416, 421, 423, 425 and 429 (so 404 Not Found, 410 Gone, and 401 and 403 too: a retry sends
+        the same request), or a URL that is not http or https. --retry-failed queues them again. Other failures (a
+        reset, a timeout, 429, 5xx, a full disk) keep the partial file and the next run resumes it.
 
         Options:
           --dir DIR         where files go (default: $FEEDINGEST_DOWNLOADS, else $XDG_DATA_HOME/feedingest/downloads,
@@ -41,6 +48,7 @@ enum DownloadCommand {
           --attempts N      tries per download and run when a transfer breaks off (a reset, a timeout): each
                             resumes where the last left off (default 3)
           --keep-days D     delete completed files of articles older than D days (and queue none older)
+          --retry-failed    queue again the downloads that failed for good (404, 410, ...) and try them in this run
           --store STORE     the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
                             $XDG_DATA_HOME/feedingest/feedingest.sqlite)
           -q, --quiet       print nothing on stderr (the exit status still tells)
@@ -50,19 +58,21 @@ enum DownloadCommand {
         total line; otherwise one line per finished or failed download. Several download processes may share a
         store: each download is claimed, so no file is fetched twice.
 
-        Exit status: 0 when every download is done (or nothing was queued), 1 when a download failed (its partial
-        file is kept; 'feedingest downloads' shows why), 2 for usage errors and a missing or unusable store,
-        130/143 after SIGINT/SIGTERM (partial files are flushed and kept; the next run resumes them).
+        Exit status: 0 when every download tried is done (or nothing was queued; downloads that failed for good
+        in an earlier run are skipped, not counted), 1 when a download failed in this run ('feedingest downloads'
+        shows why), 2 for usage errors and a missing or unusable store, 130/143 after SIGINT/SIGTERM (partial files
+        are flushed and kept; the next run resumes them).
 
         Examples:
           feedingest download
           feedingest download --feed https://example.org/podcast.xml --types 'audio/*' --keep 5
           feedingest download --dir /srv/media --jobs 4 --max-rate 2M --name '{feed}/{date} {title}.{ext}'
+          feedingest download --retry-failed
         """
 
     static func run(_ arguments: [String]) -> Int32 {
         let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q"],
+        switch Command.invocation(arguments, flags: ["--quiet", "-q", "--retry-failed"],
                                   options: ["--dir", "--feed", "--since", "--jobs", "--max-rate", "--types", "--name", "--keep",
                                             "--keep-days", "--store", "--checkpoint", "--attempts"],
                                   command: "download", help: help) {
@@ -115,6 +125,12 @@ enum DownloadCommand {
         if !quiet { manager.addObserver(DownloadProgressObserver(isTerminal: isatty(2) == 1)) }
         let signals = DownloadSignalWatcher(manager: manager, quiet: quiet)
         do {
+            if parsed.flags.contains("--retry-failed") {
+                let requeued = try manager.retryFailed()
+                if !quiet && requeued > 0 {
+                    StandardStreams.error.write("feedingest: queued again \(requeued) download\(requeued == 1 ? "" : "s") that failed for good\n")
+                }
+            }
             let queued = try manager.queue(selection)
             if !quiet && selection.feeds == nil && queued == 0 {
                 let tagged = (try? store.makeContext().feedStatuses().contains { $0.tags.contains(selection.tag) }) ?? true
@@ -292,9 +308,7 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
             done += 1
             bytes += result.bytesReceived
             active.removeAll { $0.id == result.record.id }
-            var line = "downloaded \(result.record.path) (\(Self.size(result.record.committedOffset))"
-            if result.resumedFrom > 0 { line += ", resumed from \(Self.size(result.resumedFrom))" }
-            print(line + ")")
+            print("downloaded \(result.record.path) (\(Self.size(result.record.committedOffset))" + Self.resumption(result) + ")")
         case .failed(let result):
             active.removeAll { $0.id == result.record.id }
             bytes += result.bytesReceived
@@ -315,7 +329,9 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
             var line = "downloads: \(summary.completed) done, \(summary.failed) failed"
             if summary.paused > 0 { line += ", \(summary.paused) paused" }
             if summary.removed > 0 { line += ", \(summary.removed) removed" }
-            print(line + ", \(Self.size(summary.bytes)) received")
+            line += ", \(Self.size(summary.bytes)) received"
+            if summary.failedForGood > 0 { line += "; " + Self.failedForGood(summary.failedForGood) }
+            print(line)
             return
         }
         redraw()
@@ -358,6 +374,20 @@ final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
         text += "total: \(active.count) active, \(done) done, \(failed) failed, \(Self.size(total + bytes)), \(Self.size(Int64(rate)))/s\n"
         drawnLines = active.count + 1
         stream.write(text)
+    }
+
+    /// `, resumed from 1.0 MiB` when the server honoured the range, `, restarted from zero instead of resuming from
+    /// 1.0 MiB: why` when it sent the whole file again, else nothing.
+    static func resumption(_ result: DownloadResult) -> String {
+        if let restart = result.restart, result.resumedFrom == 0 {
+            return ", restarted from zero instead of resuming from \(size(restart.askedFrom)): \(restart.reason)"
+        }
+        return result.resumedFrom > 0 ? ", resumed from \(size(result.resumedFrom))" : ""
+    }
+
+    /// How many downloads failed for good and how to try them again.
+    static func failedForGood(_ count: Int) -> String {
+        "\(count) failed for good, not retried ('feedingest download --retry-failed' tries \(count == 1 ? "it" : "them") again)"
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -12,8 +12,11 @@ enum DownloadsCommand {
         failed, removed), bytes done and total, path, URL and last error. Works offline and never creates a store.
 
         A download whose process died (its claim ran out) shows as paused: the next 'feedingest download' resumes
-        it. BYTES is the committed length of the partial file (flushed to disk), or the file's size once done.
-        --json prints one JSON object a download instead (Schemas/download.schema.json).
+        it. A failed download shows its error, with the HTTP status when the server answered one; one that failed
+        for good (404, 410, ...: see 'feedingest download --help') says so and is not tried again until
+        'feedingest download --retry-failed'. BYTES is the committed length of the partial file (flushed to disk),
+        or the file's size once done. --json prints one JSON object a download instead
+        (Schemas/download.schema.json).
 
         Options:
           --json         one JSON object a line instead of the table
@@ -26,6 +29,7 @@ enum DownloadsCommand {
         Examples:
           feedingest downloads
           feedingest downloads --json | jq -r 'select(.state == "failed") | .url + ": " + .error'
+          feedingest downloads --json | jq -r 'select(.permanentFailure) | "\\(.httpStatus) \\(.url)"'
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -82,6 +86,11 @@ enum DownloadsCommand {
         json.field("validator", row.validator)
         json.field("error", row.error.map(Redaction.redactedText))
         json.field("errorKind", row.errorKind)
+        json.field("httpStatus", row.httpStatus)
+        if row.isPermanentFailure {
+            json.key("permanentFailure")
+            json.bool(true)
+        }
         json.field("queued", row.queuedAt)
         json.field("updated", row.updatedAt)
         json.field("completed", row.completedAt)
@@ -94,7 +103,10 @@ enum DownloadsCommand {
         for row in rows {
             let total = row.expectedLength.map { " / " + DownloadProgressObserver.size($0) } ?? ""
             var rest = row.path + "  " + Redaction.redactedURL(row.url)
-            if let error = row.error { rest += "  error" + (row.errorKind.map { " (\($0))" } ?? "") + ": " + Redaction.redactedText(error) }
+            if let error = row.error {
+                rest += "  error" + (row.errorKind.map { " (\($0))" } ?? "") + ": " + Redaction.redactedText(error)
+                if row.isPermanentFailure { rest += "; 'feedingest download --retry-failed' tries again" }
+            }
             lines.append([row.displayState(now: now).rawValue, DownloadProgressObserver.size(row.committedOffset) + total, String(row.attempts), rest])
         }
         let widths = (0..<3).map { column in lines.map { $0[column].count }.max() ?? 0 }

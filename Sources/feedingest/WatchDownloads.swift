@@ -128,9 +128,10 @@ struct WatchDownloadObserver: DownloadObserver {
         switch event {
         case .finished(let result):
             stats.countDownload(outcome: "done", bytes: Self.written(result))
-            var line = "feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
-            if result.resumedFrom > 0 { line += ", resumed from \(DownloadProgressObserver.size(result.resumedFrom))" }
-            if !quiet { stats.line(line + ")") }
+            if !quiet {
+                stats.line("feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
+                           + DownloadProgressObserver.resumption(result) + ")")
+            }
         case .failed(let result):
             if result.record.state == .paused {
                 stats.countDownload(outcome: "paused", bytes: Self.written(result))
@@ -138,8 +139,9 @@ struct WatchDownloadObserver: DownloadObserver {
             } else {
                 stats.countDownload(outcome: "failed", bytes: Self.written(result))
                 let error = result.error
-                stats.line("feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")"
-                           + (error.map { " [\($0.kindName)]" } ?? ""))
+                var line = "feedingest: download failed \(result.record.url): \(error?.message ?? "unknown error")" + (error.map { " [\($0.kindName)]" } ?? "")
+                if result.record.isPermanentFailure { line += "; 'feedingest download --retry-failed' tries it again" }
+                stats.line(line)
             }
         case .staleFile(let path):
             if !quiet { stats.line("feedingest: stale partial file without a tracker row, left alone: \(path)") }

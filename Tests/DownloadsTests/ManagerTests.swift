@@ -136,3 +136,145 @@ extension ManagerTests {
         #expect(!manager.isHoldingRemote)
     }
 }
+
+/// Permanent failures (marked failed for good, the partial removed, skipped until queued again), transient ones
+/// (partial kept, tried by the next run), and what a result says of a resume the server did or did not honour.
+extension ManagerTests {
+    /// Keeps each finished or failed download's result.
+    final class Results: DownloadObserver {
+        let results = Mutex<[DownloadResult]>([])
+        func download(_ event: DownloadEvent) {
+            switch event {
+            case .finished(let result), .failed(let result): results.withLock { $0.append(result) }
+            default: break
+            }
+        }
+        var last: DownloadResult? { results.withLock { $0.last } }
+    }
+
+    static func log(_ faults: FaultServer, _ token: String) throws -> [[String: Any]] {
+        try JSONSerialization.jsonObject(with: Loopback.get(port: faults.port, "/media-log?token=\(token)").body) as? [[String: Any]] ?? []
+    }
+
+    static func control(_ faults: FaultServer, _ token: String, _ query: String) throws {
+        #expect(try Loopback.get(port: faults.port, "/media-control?token=\(token)&\(query)").status == 200)
+    }
+
+    /// A manager with one attempt per run and no pause, flushing every 64 KiB.
+    static func manager(_ store: Store, _ directory: URL) -> (DownloadManager, Results) {
+        var configuration = DownloadConfiguration(directory: directory.appendingPathComponent("media").path)
+        configuration.checkpointInterval = 64 << 10
+        configuration.attemptsPerRun = 1
+        configuration.retryDelay = .zero
+        let manager = DownloadManager(store: store, fetcher: Fetcher(), configuration: configuration)
+        let results = Results()
+        manager.addObserver(results)
+        return (manager, results)
+    }
+
+    /// Runs once against a reset after 400,000 bytes: the partial is kept and its committed length returned.
+    static func leavePartial(_ manager: DownloadManager, _ store: Store) throws -> DownloadRecord {
+        #expect(try manager.queue(DownloadSelection()) == 1)
+        let first = manager.run()
+        #expect(first.failed == 1 && first.failedForGood == 0, "\(first)")
+        let row = try #require(try store.makeContext().downloads().first)
+        #expect(row.state == .failed && !row.isPermanentFailure && row.committedOffset > 0)
+        #expect(DownloadFiles.size(of: row.partialPath) == row.committedOffset)
+        return row
+    }
+
+    @Test func aNotFoundEnclosureFailsForGoodWithoutALeftoverUntilRetried() throws {
+        let (store, directory, faults, token) = try Self.setUp("notfound", size: 200_000, query: "status=404")
+        let (manager, results) = Self.manager(store, directory)
+        #expect(try manager.queue(DownloadSelection()) == 1)
+        let first = manager.run()
+        #expect(first.failed == 1 && first.failedForGood == 1 && first.completed == 0, "\(first)")
+        let row = try #require(try store.makeContext().downloads().first)
+        #expect(row.state == .failed && row.isPermanentFailure && row.httpStatus == 404 && row.errorKind == "fetch.http-status")
+        #expect(row.error == "HTTP 404 Not Found: a permanent failure, not retried until queued again")
+        #expect(!FileManager.default.fileExists(atPath: row.partialPath), "no empty partial file is left")
+        let error = try #require(results.last?.error)
+        #expect(error.isPermanent && error.status == 404 && error.fetchKind == .httpStatus(404))
+        #expect(results.last?.record.isPermanentFailure == true && results.last?.record.httpStatus == 404)
+
+        // A later run (another owner) does not ask again.
+        let second = manager.run()
+        #expect(second.failed == 0 && second.failedForGood == 1, "\(second)")
+        #expect(try Self.log(faults, token).count == 1)
+
+        // Queued again once the file is back: downloaded whole.
+        try Self.control(faults, token, "status=0")
+        #expect(try manager.retryFailed() == 1)
+        let third = manager.run()
+        #expect(third.completed == 1 && third.failed == 0 && third.failedForGood == 0, "\(third)")
+        #expect(try store.makeContext().downloads().first?.state == .done)
+        #expect(FileManager.default.contents(atPath: row.path) == FileManager.default.contents(atPath: directory.appendingPathComponent("source.bin").path))
+    }
+
+    @Test func aGoneEnclosureRemovesThePartialOfAnEarlierRun() throws {
+        let (store, directory, faults, token) = try Self.setUp("gone", size: 1_000_000, query: "reset_after=400000")
+        let (manager, _) = Self.manager(store, directory)
+        let partial = try Self.leavePartial(manager, store)
+        try Self.control(faults, token, "status=410")
+        let second = manager.run()
+        #expect(second.failed == 1 && second.failedForGood == 1, "\(second)")
+        let row = try #require(try store.makeContext().downloads().first)
+        #expect(row.state == .failed && row.isPermanentFailure && row.httpStatus == 410 && row.errorKind == "fetch.gone")
+        #expect(row.committedOffset == 0 && !FileManager.default.fileExists(atPath: row.partialPath))
+        let last = try #require(try Self.log(faults, token).last)
+        #expect(last["range"] as? String == "bytes=\(partial.committedOffset)-" && last["status"] as? Int == 410)
+    }
+
+    @Test func aServiceUnavailableEnclosureKeepsItsPartialForTheNextRun() throws {
+        let (store, directory, faults, token) = try Self.setUp("busy", size: 1_000_000, query: "reset_after=400000")
+        let (manager, results) = Self.manager(store, directory)
+        let partial = try Self.leavePartial(manager, store)
+        try Self.control(faults, token, "status=503")
+        let second = manager.run()
+        #expect(second.failed == 1 && second.failedForGood == 0, "\(second)")
+        let row = try #require(try store.makeContext().downloads().first)
+        #expect(row.state == .failed && !row.isPermanentFailure && row.httpStatus == 503 && row.errorKind == "fetch.service-unavailable")
+        #expect(row.committedOffset == partial.committedOffset && DownloadFiles.size(of: row.partialPath) == partial.committedOffset)
+        // The next run asks again and resumes where the partial ends.
+        try Self.control(faults, token, "status=0")
+        let third = manager.run()
+        #expect(third.completed == 1, "\(third)")
+        #expect(results.last?.resumedFrom == partial.committedOffset && results.last?.restart == nil)
+        #expect(try Self.log(faults, token).count == 3)
+    }
+
+    /// What the server does with the resume: honour it (206), ignore it (200), or send a new version (200 to an
+    /// If-Range whose validator changed). Only the first is a resume; the others restart from zero and say why.
+    @Test(arguments: ["206", "200", "changed"])
+    func aResultSaysResumedOnlyWhenTheServerHonouredTheRange(_ answer: String) throws {
+        let (store, directory, faults, token) = try Self.setUp("resume-\(answer)", size: 1_000_000, query: "reset_after=400000")
+        let (manager, results) = Self.manager(store, directory)
+        let partial = try Self.leavePartial(manager, store)
+        switch answer {
+        case "200": try Self.control(faults, token, "ignore_range=1")
+        case "changed": try Self.control(faults, token, "etag=%22v2%22")
+        default: break
+        }
+        let second = manager.run()
+        #expect(second.completed == 1, "\(second)")
+        let result = try #require(results.last)
+        #expect(result.record.state == .done)
+        let last = try #require(try Self.log(faults, token).last)
+        #expect(last["range"] as? String == "bytes=\(partial.committedOffset)-")
+        switch answer {
+        case "206":
+            #expect(last["status"] as? Int == 206)
+            #expect(result.resumedFrom == partial.committedOffset && result.restart == nil)
+        case "200":
+            #expect(last["status"] as? Int == 200)
+            #expect(result.resumedFrom == 0)
+            #expect(result.restart == DownloadRestart(askedFrom: partial.committedOffset, reason: "the server answered 200 with the whole file"))
+        default:
+            #expect(last["status"] as? Int == 200)
+            #expect(result.resumedFrom == 0)
+            #expect(result.restart == DownloadRestart(askedFrom: partial.committedOffset,
+                                                      reason: "the file changed on the server (\"v1\" → \"v2\") and came whole (200)"))
+        }
+        #expect(FileManager.default.contents(atPath: result.record.path) == FileManager.default.contents(atPath: directory.appendingPathComponent("source.bin").path))
+    }
+}

@@ -84,3 +84,58 @@ struct TrackerTests {
         #expect(try context.downloads().first?.state == .removed)
     }
 }
+
+extension TrackerTests {
+    /// A permanent failure (a 404) is recorded with its status and left alone by every claim, whoever the owner, until
+    /// it is queued again; a transient one (a 503) keeps its status and is claimed by the next run as before.
+    @Test(arguments: Engine.allCases)
+    func aPermanentFailureIsNotClaimedUntilQueuedAgain(_ engine: Engine) throws {
+        let context = try Self.store(engine, "tracker_permanent").makeContext()
+        for name in ["gone", "busy"] {
+            _ = try context.queueDownload(DownloadCandidate(url: "http://127.0.0.1/\(name)", path: "/d/\(name)"))
+        }
+        let gone = try #require(try context.claimDownload(owner: "host:1:a", duration: .seconds(60)))
+        #expect(gone.url.hasSuffix("/gone"))
+        #expect(try context.finishDownload(gone, state: .failed, progress: Self.progress(0), error: "HTTP 404 Not Found",
+                                           errorKind: "fetch.http-status", httpStatus: 404, permanentFailure: true))
+        let busy = try #require(try context.claimDownload(owner: "host:1:a", duration: .seconds(60)))
+        #expect(busy.url.hasSuffix("/busy"))
+        #expect(try context.finishDownload(busy, state: .failed, progress: Self.progress(0), error: "HTTP status 503",
+                                           errorKind: "fetch.service-unavailable", httpStatus: 503))
+
+        var rows = try context.downloads()
+        #expect(rows.map(\.state) == [.failed, .failed])
+        #expect(rows.map(\.httpStatus) == [404, 503])
+        #expect(rows.map(\.isPermanentFailure) == [true, false])
+        // Other runs (owners) take the transient failure again, never the permanent one.
+        let again = try #require(try context.claimDownload(owner: "host:2:b", duration: .seconds(60)))
+        #expect(again.url.hasSuffix("/busy"))
+        #expect(try context.finishDownload(again, state: .done, progress: Self.progress(1000)))
+        #expect(try context.claimDownload(owner: "host:3:c", duration: .seconds(60)) == nil)
+        // The row of a finished download carries no failure.
+        rows = try context.downloads()
+        #expect(rows[1].state == .done && rows[1].httpStatus == nil && !rows[1].isPermanentFailure)
+
+        // Queued again: claimable by the next claim, its error gone, its attempts kept.
+        #expect(try context.requeueFailedDownloads() == 1)
+        #expect(try context.requeueFailedDownloads() == 0)
+        let requeued = try #require(try context.downloads().first)
+        #expect(requeued.state == .queued && requeued.error == nil && requeued.errorKind == nil && requeued.httpStatus == nil)
+        #expect(!requeued.isPermanentFailure && requeued.attempts == 1 && requeued.leaseOwner == nil)
+        let retried = try #require(try context.claimDownload(owner: "host:1:a", duration: .seconds(60)))
+        #expect(retried.url.hasSuffix("/gone") && retried.attempts == 2)
+    }
+
+    /// Only a failed row can be a permanent failure: the flag given with another state is not stored.
+    @Test(arguments: Engine.allCases)
+    func onlyAFailedRowIsMarkedPermanent(_ engine: Engine) throws {
+        let context = try Self.store(engine, "tracker_permanent_state").makeContext()
+        _ = try context.queueDownload(DownloadCandidate(url: "http://127.0.0.1/p", path: "/d/p"))
+        let lease = try #require(try context.claimDownload(owner: "host:1:a", duration: .seconds(60)))
+        #expect(try context.finishDownload(lease, state: .paused, progress: Self.progress(0), error: "stopped",
+                                           errorKind: "download.cancelled", permanentFailure: true))
+        let row = try #require(try context.downloads().first)
+        #expect(row.state == .paused && !row.isPermanentFailure)
+        #expect(try context.claimDownload(owner: "host:2:b", duration: .seconds(60)) != nil)
+    }
+}

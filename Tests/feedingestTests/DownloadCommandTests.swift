@@ -199,6 +199,9 @@ struct DownloadCommandTests {
         // The second request asked for a range; the server sent everything with a 200, written from byte 0.
         #expect((log.last?["range"] as? String)?.hasPrefix("bytes=") == true)
         #expect(log.last?["status"] as? Int == 200 && log.last?["sent"] as? Int == size)
+        // Said as it was: a restart from zero, not a resume.
+        #expect(run.stderr.contains("(3.0 MiB, restarted from zero instead of resuming from "), "\(run.stderr)")
+        #expect(run.stderr.contains(": the server answered 200 with the whole file)") && !run.stderr.contains("resumed from"), "\(run.stderr)")
     }
 
     @Test func aChangedETagStartsOverInsteadOfSplicing() throws {
@@ -402,5 +405,127 @@ struct DownloadCommandTests {
         let run = try scenario.download(["--max-rate", "400k"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+    }
+}
+
+/// Permanent failures (404, 410: marked failed, the partial removed, later runs skip them and exit 0 until
+/// `--retry-failed`), transient ones (503: exit 1, partial kept, tried by every run), and what a rerun says of a resume.
+extension DownloadCommandTests {
+    static let failedForGoodLine = "1 failed for good, not retried ('feedingest download --retry-failed' tries it again)"
+
+    /// Fails the first run after 400,000 bytes (one attempt): the partial file is kept; returns its length.
+    static func leavePartial(_ scenario: Scenario) throws -> Int {
+        try control(scenario.faults, scenario.tokens[0], "reset_after=400000")
+        let first = try scenario.download(["--checkpoint", "64k", "--attempts", "1"])
+        #expect(first.status == 1, "\(first.stderr)")
+        let partial = size(scenario.file("episode.mp3.download"))
+        #expect(partial > 0 && partial <= 400_000)
+        #expect(try scenario.rows().first?["bytes"] as? Int == partial)
+        return partial
+    }
+
+    @Test(arguments: ["sqlite", "postgresql"])
+    func aNotFoundEnclosureFailsOnceThenIsSkippedUntilRetryFailed(_ engine: String) throws {
+        var store: String?
+        if engine == "postgresql" {
+            let server = try PostgresServer.shared.get()
+            store = server.uri(try server.createDatabase("download_notfound"))
+        }
+        let scenario = try Scenario("notfound-\(engine)", size: 300 << 10, store: store, extra: "&status=404")
+        let first = try scenario.download()
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(first.stderr.contains("HTTP 404 Not Found: a permanent failure, not retried until queued again [fetch.http-status]"), "\(first.stderr)")
+        #expect(first.stderr.contains("downloads: 0 done, 1 failed,") && first.stderr.contains(Self.failedForGoodLine), "\(first.stderr)")
+        #expect(scenario.partials().isEmpty, "no empty .download is left: \(scenario.partials())")
+        let row = try #require(try scenario.rows().first)
+        #expect(row["state"] as? String == "failed" && row["httpStatus"] as? Int == 404 && row["permanentFailure"] as? Bool == true, "\(row)")
+        #expect(row["errorKind"] as? String == "fetch.http-status" && row["bytes"] as? Int == 0)
+        let listed = try CommandRunner.run(["downloads", "--json", "--store", scenario.store])
+        let check = try validate(listed.stdout, schema: "download.schema.json", lines: true)
+        #expect(check.ok, "\(check.output)")
+        let table = try CommandRunner.run(["downloads", "--store", scenario.store])
+        #expect(table.status == 0 && table.stdout.hasPrefix("STATE") && table.stdout.contains("failed"))
+        #expect(table.stdout.contains("error (fetch.http-status): HTTP 404 Not Found: a permanent failure")
+                && table.stdout.contains("'feedingest download --retry-failed' tries again"), "\(table.stdout)")
+
+        // Later runs skip it, exit 0 and say how to try again; the server is not asked again.
+        let second = try scenario.download()
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("downloads: 0 done, 0 failed,") && second.stderr.contains(Self.failedForGoodLine), "\(second.stderr)")
+        #expect(try scenario.log().count == 1)
+
+        // The file is back: --retry-failed queues it again and downloads it.
+        try Self.control(scenario.faults, scenario.tokens[0], "status=0")
+        let retried = try scenario.download(["--retry-failed"])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.stderr.contains("feedingest: queued again 1 download that failed for good"), "\(retried.stderr)")
+        #expect(!retried.stderr.contains("failed for good, not retried"), "\(retried.stderr)")
+        #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+        let done = try #require(try scenario.rows().first)
+        #expect(done["state"] as? String == "done" && done["httpStatus"] == nil && done["permanentFailure"] == nil && done["error"] == nil, "\(done)")
+        #expect(done["attempts"] as? Int == 2)
+    }
+
+    @Test func aGoneEnclosureRemovesItsPartialAndLaterRunsExitZero() throws {
+        let scenario = try Scenario("gone", size: 1 << 20)
+        let partial = try Self.leavePartial(scenario)
+        try Self.control(scenario.faults, scenario.tokens[0], "status=410")
+        let second = try scenario.download()
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("HTTP 410 Gone: a permanent failure") && second.stderr.contains("[fetch.gone]"), "\(second.stderr)")
+        #expect(scenario.partials().isEmpty, "the partial is removed: \(scenario.partials())")
+        let row = try #require(try scenario.rows().first)
+        #expect(row["state"] as? String == "failed" && row["httpStatus"] as? Int == 410 && row["permanentFailure"] as? Bool == true)
+        #expect(row["bytes"] as? Int == 0)
+        let asked = try #require(try scenario.log().last)
+        #expect(asked["range"] as? String == "bytes=\(partial)-" && asked["status"] as? Int == 410)
+        let third = try scenario.download()
+        #expect(third.status == 0 && third.stderr.contains(Self.failedForGoodLine), "\(third.stderr)")
+        #expect(try scenario.log().count == 2)
+    }
+
+    @Test func aServiceUnavailableEnclosureKeepsItsPartialAndEveryRunTriesIt() throws {
+        let scenario = try Scenario("unavailable", size: 1 << 20)
+        let partial = try Self.leavePartial(scenario)
+        try Self.control(scenario.faults, scenario.tokens[0], "status=503")
+        for run in 1...2 {
+            let failed = try scenario.download(["--attempts", "1"])
+            #expect(failed.status == 1, "\(failed.stderr)")
+            #expect(failed.stderr.contains("[fetch.service-unavailable]") && !failed.stderr.contains("failed for good"), "\(failed.stderr)")
+            #expect(Self.size(scenario.file("episode.mp3.download")) == partial)
+            let row = try #require(try scenario.rows().first)
+            #expect(row["state"] as? String == "failed" && row["httpStatus"] as? Int == 503 && row["permanentFailure"] == nil, "\(row)")
+            #expect(row["bytes"] as? Int == partial)
+            #expect(try scenario.log().count == 1 + run)
+        }
+        try Self.control(scenario.faults, scenario.tokens[0], "status=0")
+        let done = try scenario.download()
+        #expect(done.status == 0, "\(done.stderr)")
+        #expect(done.stderr.contains("resumed from") && !done.stderr.contains("restarted from zero"), "\(done.stderr)")
+        #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+        let last = try #require(try scenario.log().last)
+        #expect(last["range"] as? String == "bytes=\(partial)-" && last["status"] as? Int == 206)
+    }
+
+    @Test func aResumeAnsweredWithTheWholeFileSaysRestartedFromZero() throws {
+        let scenario = try Scenario("restart", size: 1 << 20)
+        _ = try Self.leavePartial(scenario)
+        try Self.control(scenario.faults, scenario.tokens[0], "ignore_range=1")
+        let run = try scenario.download()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("(1.0 MiB, restarted from zero instead of resuming from "), "\(run.stderr)")
+        #expect(run.stderr.contains("the server answered 200 with the whole file)") && !run.stderr.contains("resumed from"), "\(run.stderr)")
+        #expect(try Self.sha256(scenario.file()) == Self.sha256(scenario.source))
+        #expect(try scenario.log().last?["status"] as? Int == 200)
+    }
+
+    @Test func theHelpDocumentsRetryFailedAndWhatFailsForGood() throws {
+        let help = try CommandRunner.run(["download", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("[--retry-failed]") && help.stdout.contains("--retry-failed    queue again the downloads that failed for good"),
+                "\(help.stdout)")
+        #expect(help.stdout.contains("404 Not Found, 410 Gone, and 401 and 403 too"), "\(help.stdout)")
+        let downloads = try CommandRunner.run(["downloads", "--help"])
+        #expect(downloads.status == 0 && downloads.stdout.contains("'feedingest download --retry-failed'"), "\(downloads.stdout)")
     }
 }

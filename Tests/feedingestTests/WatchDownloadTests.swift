@@ -184,6 +184,43 @@ struct WatchDownloadTests {
         #expect(try setup.rows().first?["state"] as? String != "done")
     }
 
+    /// A 404 enclosure fails once, for good: its partial is removed, and the runs that later articles start do not ask
+    /// for it again (the watch would otherwise ask every time a feed brings something new).
+    @Test func aNotFoundEnclosureIsTriedOnceAcrossDownloadRuns() throws {
+        let setup = try Setup("notfound", size: 64 << 10)
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let (gone, first, second) = (Self.token("gone"), Self.token("first"), Self.token("second"))
+        _ = try setup.serve(gone)
+        try DownloadCommandTests.control(setup.faults, gone, "status=404")
+        _ = try setup.serve(first)
+        _ = try setup.serve(second)
+        try setup.writeFeed([(name: "gone.mp3", token: gone), (name: "one.mp3", token: first)])
+        let metrics = setup.directory.appendingPathComponent("feedingest.prom")
+        let watch = try setup.watch(["--metrics-file", metrics.path])
+        #expect(watch.waitUntil(30) { DownloadCommandTests.size(setup.file("one.mp3")) == setup.size }, "\(watch.stderr)")
+        #expect(try watch.waitUntil(30) { try setup.rows().contains { $0["httpStatus"] as? Int == 404 } }, "\(watch.stderr)")
+
+        // A new article: a new download run, which leaves the failed enclosure alone.
+        try setup.writeFeed([(name: "gone.mp3", token: gone), (name: "one.mp3", token: first), (name: "two.mp3", token: second)])
+        #expect(watch.waitUntil(30) { DownloadCommandTests.size(setup.file("two.mp3")) == setup.size }, "\(watch.stderr)")
+        #expect(watch.waitUntil(20) {
+            ((try? String(contentsOf: metrics, encoding: .utf8)) ?? "").contains("feedingest_downloads_total{outcome=\"done\"} 2")
+        })
+        #expect(watch.stop() == 0, "\(watch.stderr)")
+
+        let log = try JSONSerialization.jsonObject(with: Loopback.get(port: setup.faults.port, "/media-log?token=\(gone)").body) as? [[String: Any]] ?? []
+        #expect(log.count == 1 && log.first?["status"] as? Int == 404, "\(log)")
+        #expect(!FileManager.default.fileExists(atPath: setup.file("gone.mp3.download").path), "no empty partial is left")
+        let row = try #require(try setup.rows().first { ($0["url"] as? String)?.contains(gone) == true })
+        #expect(row["state"] as? String == "failed" && row["permanentFailure"] as? Bool == true && row["attempts"] as? Int == 1, "\(row)")
+        let failures = watch.stderr.components(separatedBy: "download failed").count - 1
+        #expect(failures == 1, "\(watch.stderr)")
+        #expect(watch.stderr.contains("HTTP 404 Not Found: a permanent failure, not retried until queued again [fetch.http-status]; "
+                                      + "'feedingest download --retry-failed' tries it again"), "\(watch.stderr)")
+        let text = try String(contentsOf: metrics, encoding: .utf8)
+        #expect(text.contains("feedingest_downloads_total{outcome=\"failed\"} 1"), "\(text)")
+    }
+
     @Test func downloadOptionsNeedDownloadAndAreChecked() throws {
         let without = try CommandRunner.run(["watch", "feeds.txt", "--dir", "/tmp/x"])
         #expect(without.status == 2 && without.stderr.contains("--dir is an option of --download"), "\(without.stderr)")
