@@ -84,6 +84,17 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
+    /// Whether the whole store is out of reach for now, rather than something about one feed or a setting being wrong:
+    /// its server down, restarting or unreachable (a lost connection included), or an SQLite file that another process
+    /// kept locked past the busy timeout. Such a condition passes; what failed because of it is retried.
+    public var isUnavailable: Bool {
+        switch kind {
+        case .unreachable: return true
+        case .sqlite: return code.primary == .busy
+        default: return false
+        }
+    }
+
     /// A suggestion for the common failures, or `nil`.
     public var hint: String? {
         switch kind {

@@ -114,7 +114,7 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             case .failed(let error, let feed):
                 counts.bytes += feed.bytes
                 failures.append((entry.source, error.description))
-                if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(error)\n") }
+                if !isTerminal { StandardStreams.error.write("feedingest: \(entry.source): \(error)".onOneLine + "\n") }
             case .deferred(let until):
                 deferred.append((entry.source, until))
             case .leaseLost(let error):

@@ -354,11 +354,13 @@ final class WatchStats: IngestObserver, Sendable {
         var downloadBytes: Int64 = 0
         var offline = false
         var lineShown = false
+        /// While the store is unavailable: the feeds whose run failed for it (not counted as failures).
+        var storeOutage: Int?
     }
 
     /// Every outcome the fetch counter has, in the order the metrics list them.
     static let outcomes = ["ok", "not_modified", "failed", "rate_limited", "offline", "deferred", "cancelled",
-                           "claimed_elsewhere", "lease_lost"]
+                           "claimed_elsewhere", "lease_lost", "store_unavailable"]
 
     /// Every outcome the download counter has (with `--download`).
     static let downloadOutcomes = ["done", "failed", "paused"]
@@ -410,6 +412,10 @@ final class WatchStats: IngestObserver, Sendable {
                 outcome = "ok"
                 bytes = counts.bytes
             case .notModified: outcome = "not_modified"
+            case .failed(.store(let error), _) where error.isUnavailable:
+                // The store, not the feed: one line per outage, and no failure counted (the feed is tried again).
+                outcome = "store_unavailable"
+                storeUnavailable(error)
             case .failed(let error, let counts):
                 outcome = "failed"
                 bytes = counts.bytes
@@ -423,10 +429,18 @@ final class WatchStats: IngestObserver, Sendable {
                 outcome = "lease_lost"
                 if !quiet { line("feedingest: \(entry.source): \(error.message); another process took it over") }
             }
-            counters.withLock { counters in
+            let back = counters.withLock { counters -> Int? in
                 counters.outcomes[outcome, default: 0] += 1
                 counters.bytes += bytes
                 if outcome == "failed" { counters.failures += 1 }
+                // A feed that finished with the store written (or failed for itself) ends an outage.
+                guard outcome != "store_unavailable", outcome != "cancelled", outcome != "offline", let waited = counters.storeOutage
+                else { return nil }
+                counters.storeOutage = nil
+                return waited
+            }
+            if let back, !quiet {
+                line("feedingest: the store is reachable again (\(StatusObserver.plural(back, "feed")) waited for it and are tried again)")
             }
         default:
             break
@@ -446,15 +460,31 @@ final class WatchStats: IngestObserver, Sendable {
             if !quiet { line("feedingest: no route monitor (\(reason)); pausing only when transfers fail for want of a network") }
         case .clockJumped:
             if !quiet { line("feedingest: the machine slept; counting it as a network change") }
+        case .storeError(let error) where error.isUnavailable:
+            storeUnavailable(error, counting: false)
         case .storeError(let error):
             line("feedingest: cannot read the feeds' schedule from the store: \(error)")
         }
     }
 
+    /// Says once per outage that the store cannot be reached; counts the feeds that waited for it.
+    private func storeUnavailable(_ error: StoreError, counting: Bool = true) {
+        let first = counters.withLock { counters -> Bool in
+            let first = counters.storeOutage == nil
+            counters.storeOutage = (counters.storeOutage ?? 0) + (counting ? 1 : 0)
+            return first
+        }
+        if first {
+            line("feedingest: the store is unavailable (\(error)); feeds wait and are tried again, not counted as failed")
+        }
+    }
+
     func setListProblems(_ count: Int) { counters.withLock { $0.listProblems = count } }
 
-    /// A line on stderr, over the status line on a terminal (redrawn by the next tick).
+    /// A line on stderr, over the status line on a terminal (redrawn by the next tick); a message's own line breaks
+    /// become spaces, so one message stays one line.
     func line(_ text: String) {
+        let text = text.onOneLine
         let clear = counters.withLock { counters -> Bool in
             defer { counters.lineShown = false }
             return counters.lineShown

@@ -4,11 +4,12 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The upgrade that records permanent download failures (SQLite schema 7 → 8, PostgreSQL 4 → 5), from a tracker the
-/// previous schema wrote: its rows survive, a row refused for its URL's scheme becomes a permanent failure (claims
-/// skip it as before), every other failed row stays claimable, and `requeueFailedDownloads` reaches the migrated rows.
-@Suite("Download tracker migration", .serialized)
-struct DownloadMigrationTests {
+/// Upgrades from what an earlier schema wrote. Permanent download failures (SQLite schema 7 → 8, PostgreSQL 4 → 5): the
+/// tracker's rows survive, a row refused for its URL's scheme becomes a permanent failure (claims skip it as before),
+/// every other failed row stays claimable, and `requeueFailedDownloads` reaches the migrated rows. Subscriptions
+/// (SQLite 8 → 9, PostgreSQL 5 → 6): every feed stays subscribed.
+@Suite("Store migrations", .serialized)
+struct MigrationTests {
     /// The rows of a tracker before the upgrade: refused for its scheme, failed with a 404 (no status column yet),
     /// failed mid-body, and queued.
     static let rows = """
@@ -54,7 +55,7 @@ struct DownloadMigrationTests {
         #expect(raw.integer("PRAGMA user_version") == 7)
         #expect(raw.execute(Self.insert(now: "1750000000.0")) == 0, "\(raw.message)")
         let store = try Store(path: path)
-        #expect(raw.integer("PRAGMA user_version") == 8 && Store.schemaVersion == 8)
+        #expect(raw.integer("PRAGMA user_version") == Store.schemaVersion && Store.schemaVersion >= 8)
         #expect(raw.strings("SELECT name FROM pragma_table_info('downloads') WHERE name IN ('http_status', 'permanent_failure') ORDER BY name")
                 == ["http_status", "permanent_failure"])
         try Self.checkUpgraded(store)
@@ -68,12 +69,41 @@ struct DownloadMigrationTests {
         try server.psql("INSERT INTO store_info (name, value) VALUES ('schema_version', '4')", database: database)
         try server.psql(Self.insert(now: "'2026-06-01T10:00:00Z'"), database: database)
         let store = try Store.open(server.uri(database))
-        #expect(try server.psql("SELECT value FROM store_info WHERE name = 'schema_version'", database: database) == "5")
-        #expect(Store.postgresSchemaVersion == 5)
+        #expect(try server.psql("SELECT value FROM store_info WHERE name = 'schema_version'", database: database)
+                == String(Store.postgresSchemaVersion) && Store.postgresSchemaVersion >= 5)
         #expect(try server.rows("""
             SELECT column_name, data_type FROM information_schema.columns
             WHERE table_name = 'downloads' AND column_name IN ('http_status', 'permanent_failure') ORDER BY column_name
             """, database: database) == [["http_status", "integer"], ["permanent_failure", "boolean"]])
         try Self.checkUpgraded(store)
+    }
+
+    /// Every feed of a store from before subscriptions stays subscribed, by no list (by hand): nothing it held drops
+    /// out of `feeds`, `export-opml` or `ingest` without a list.
+    @Test func feedsOfAVersion8SQLiteStoreStaySubscribed() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.sqlite")
+        do {
+            let old = try Store(path: path, configuration: StoreConfiguration(), schema: Schema(migrations: Array(Schema.current.migrations.prefix(8))))
+            _ = try old.makeContext().feeds(urls: ["https://a.example/feed.xml", "https://b.example/feed.xml"])
+        }
+        #expect(RawSQLite(path).integer("PRAGMA user_version") == 8)
+        let context = try Store(path: path).makeContext()
+        let feeds = try context.feedStatuses()
+        #expect(feeds.count == 2 && feeds.allSatisfy { $0.isSubscribed && $0.listSource == nil })
+        #expect(try context.subscribedFeeds().count == 2)
+    }
+
+    @Test func feedsOfAVersion5PostgreSQLStoreStaySubscribed() throws {
+        let server = try PostgresServer.shared.get()
+        let database = try server.createDatabase("subscription_migration")
+        try server.psql(PostgresSchema.migrations.prefix(5).joined(separator: "\n"), database: database)
+        try server.psql("INSERT INTO store_info (name, value) VALUES ('schema_version', '5')", database: database)
+        try server.psql("INSERT INTO feeds (url, created_at) VALUES ('https://a.example/feed.xml', now())", database: database)
+        let context = try Store.open(server.uri(database)).makeContext()
+        let feeds = try context.feedStatuses()
+        #expect(feeds.count == 1 && feeds.allSatisfy { $0.isSubscribed && $0.listSource == nil })
+        #expect(try server.psql("SELECT value FROM store_info WHERE name = 'schema_version'", database: database)
+                == String(Store.postgresSchemaVersion))
     }
 }

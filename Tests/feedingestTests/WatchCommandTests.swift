@@ -111,8 +111,9 @@ extension FaultServer {
 struct WatchCommandTests {
     static func faults() throws -> FaultServer { try FaultServer.shared.get() }
 
+    /// The store's feeds by URL, unsubscribed ones too (`feeds --json --all`).
     static func feeds(_ store: URL) throws -> [String: [String: Any]] {
-        let result = try CommandRunner.run(["feeds", "--json", "--store", store.path])
+        let result = try CommandRunner.run(["feeds", "--json", "--all", "--store", store.path])
         var byURL: [String: [String: Any]] = [:]
         for line in result.lines {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
@@ -205,6 +206,7 @@ struct WatchCommandTests {
         #expect(try faults.watchLog(b).count > bBefore, "the others go on")
         #expect(watch.stop() == 0, "\(watch.stderr)")
         #expect(try Self.feeds(store)[faults.watchURL(a)]?["articles"] as? Int == 3, "its articles stay")
+        #expect(try Self.feeds(store)[faults.watchURL(a)]?["subscribed"] as? Bool == false, "unsubscribed")
     }
 
     @Test func anOPMLListIsWatchedTheSameWay() throws {
