@@ -61,13 +61,13 @@ let package = Package(
         .target(name: "StreamingJSON", dependencies: ["CYajl"]),
         .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
-        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication"]),
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication", "Scheduling"]),
         .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
         .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
         .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan"]),
-        .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML"]),
+        .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML", "Scheduling"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
         .target(name: "FileWatch"),

@@ -1,5 +1,6 @@
 // Claims and leases, and when a feed is due: the engine-independent rules every engine implements the same way.
 import Foundation
+import Scheduling
 
 /// An SQLSTATE: the five-character code SQL servers (PostgreSQL among them) give every error.
 ///
@@ -159,31 +160,11 @@ public struct ClaimRequest: Sendable, Hashable {
     }
 }
 
-/// Which feeds count as due, by their stored next allowed fetch. A local file is due under every policy: reading it
-/// asks nothing of any server.
-public enum DuePolicy: Int, Sendable, Hashable, CaseIterable {
-    /// Only feeds whose next allowed fetch has come: the schedule (`watch`, and `--due` runs from cron).
-    case scheduled = 0
-    /// Every feed except those a server asked to wait (a `Retry-After`, a `429`) or that are backing off after failures:
-    /// an explicit run, which fetches the rest conditionally even within their interval.
-    case unlessAskedToWait = 1
-    /// Every feed (`--force`).
-    case always = 2
-
+extension DuePolicy {
     /// Whether a feed with this row is due at `now` under the policy: the rule every engine's claim applies in SQL.
     public func isDue(_ status: FeedStatus, at now: Date) -> Bool {
         isDue(nextFetch: status.nextFetch, isLocal: status.host == nil, isRateLimited: status.isRateLimited,
               consecutiveFailures: status.consecutiveFailures, at: now)
-    }
-
-    /// Whether a feed is due at `now` under the policy, from the columns of its row that decide it.
-    public func isDue(nextFetch: Date?, isLocal: Bool, isRateLimited: Bool, consecutiveFailures: Int, at now: Date) -> Bool {
-        guard let nextFetch, nextFetch > now, !isLocal else { return true }
-        switch self {
-        case .scheduled: return false
-        case .unlessAskedToWait: return !isRateLimited && consecutiveFailures == 0
-        case .always: return true
-        }
     }
 }
 
@@ -198,31 +179,6 @@ public enum ClaimState: Sendable, Hashable {
     case notDue
     /// This owner holds it.
     case leasedHere
-}
-
-/// When a fetched feed is due again: the one place the interval a fetch records is computed.
-///
-/// Today a fixed interval after the claim (``StoreConfiguration/fetchInterval``), or the server's hint when that is
-/// later; local files are always due (reading a file costs no server anything). The `watch` service's adaptive
-/// scheduler replaces this computation.
-public struct FetchSchedule: Sendable, Hashable {
-    /// The interval a successful fetch records.
-    public var interval: Duration
-
-    /// Creates a schedule.
-    public init(interval: Duration) { self.interval = interval }
-
-    /// The next allowed fetch after a success: the interval counted from the claim (or from `start` when the feed was
-    /// not claimed), or the server's hint when later; `nil` (any time) for an interval of zero and no hint, and for
-    /// local files.
-    public func nextFetch(after success: FeedSuccess, feedURL: String, start: Date) -> Date? {
-        guard FeedHost.key(of: feedURL) != nil else { return success.nextFetch }
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-        guard seconds > 0 else { return success.nextFetch }
-        let scheduled = start.addingTimeInterval(seconds)
-        guard let hint = success.nextFetch else { return scheduled }
-        return max(hint, scheduled)
-    }
 }
 
 /// The host a feed is fetched from, as the per-host limits count it: `host:port` in lower case, with the scheme's

@@ -1,6 +1,7 @@
 // The SQLite engine's connection: the SQL a context runs, the article column mapping (one column list, one bind
 // routine, one row reader), and the claims. It calls SQLite only through SQLite.swift's wrappers.
 import Foundation
+import Scheduling
 import Syndication
 
 /// One SQLite connection as a ``StoreConnection``; confined to its context's thread.

@@ -292,25 +292,29 @@ public final class StoreContext {
     /// transaction, and returns the feed's counts with the articles this call committed.
     ///
     /// For a 304 (``FeedSuccess/notModified``) no article is expected; the validators given replace the old ones
-    /// and the others are kept. The next allowed fetch is the store's ``FetchSchedule`` (``StoreConfiguration/fetchInterval``
-    /// after the claim, or the server's later ``FeedSuccess/nextFetch``). A leased feed's lease ends.
+    /// and the others are kept. The next allowed fetch is the store's ``StoreConfiguration/fetchPolicy``
+    /// (``StoreConfiguration/fetchInterval`` after the claim, or the server's later ``FeedSuccess/nextFetch``; the adaptive
+    /// schedule's interval in `watch`). A leased feed's lease ends.
     public func finishFeed(_ feed: FeedID, _ success: FeedSuccess) throws(StoreError) -> FeedIngestSummary {
         guard let index = sessions.index(forKey: feed) else { throw notStarted(feed, "finish a feed") }
         let url = sessions.values[index].url
         let lease = sessions.values[index].lease
         let refreshHint = sessions.values[index].refreshHint
-        let schedule = FetchSchedule(interval: configuration.fetchInterval)
-        var next = schedule.nextFetch(after: success, feedURL: url, start: lease?.claimedAt ?? success.date)
+        let policy = configuration.fetchPolicy
         let counts = try transaction { () throws(StoreError) -> WrittenCounts in
             let counts = try write(feed, &sessions.values[index])
-            if let adaptive = configuration.adaptiveSchedule {
+            var history = FeedHistory()
+            if case .adaptive(let adaptive) = policy.interval {
                 // After the articles are written, so this fetch's entries count in the publishing gap.
-                let scheduler = FetchScheduler(configuration: adaptive)
                 let dates = try connection.recentEntryDates(feed, limit: max(adaptive.consideredEntries, 1))
-                let history = FeedHistory(entryDates: dates, updatePeriod: success.refreshHint ?? refreshHint,
-                                          maxAge: success.maxAge, expires: success.expires)
-                let scheduled = scheduler.afterSuccess(history, now: success.date, random: Double.random(in: 0..<1))
-                next = scheduled.next
+                history = FeedHistory(entryDates: dates, updatePeriod: success.refreshHint ?? refreshHint,
+                                      maxAge: success.maxAge, expires: success.expires)
+            }
+            let scheduled = policy.afterSuccess(history, serverNextFetch: success.nextFetch, isLocal: FeedHost.key(of: url) == nil,
+                                                claimedAt: lease?.claimedAt ?? success.date, now: success.date,
+                                                random: Double.random(in: 0..<1))
+            let next = scheduled?.next
+            if case .adaptive = policy.interval, let scheduled {
                 try connection.recordSchedule(feed, ScheduleRecord(
                     interval: scheduled.interval, reason: scheduled.reason, writesHints: true, refreshHint: success.refreshHint,
                     clearsRefreshHint: !success.notModified, maxAge: success.maxAge, expires: success.expires))
@@ -341,18 +345,15 @@ public final class StoreContext {
             } else {
                 failures = 1
             }
-            var next = failure.retryAfter ?? failure.date.addingTimeInterval(jittered(backoff(afterFailures: failures)))
-            if let adaptive = configuration.adaptiveSchedule {
-                // Doubling from the schedule's backoff up to its maximum interval: a feed that keeps failing is polled
-                // at the maximum, never dropped.
-                let scheduled = FetchScheduler(configuration: adaptive).afterFailure(
-                    failures: failures, retryAfter: failure.retryAfter, now: failure.date, random: Double.random(in: 0..<1))
-                next = scheduled.next
+            let policy = configuration.fetchPolicy
+            let scheduled = policy.afterFailure(failures: failures, retryAfter: failure.retryAfter, now: failure.date,
+                                                random: Double.random(in: 0..<1))
+            if case .adaptive = policy.interval {
                 try connection.recordSchedule(feed, ScheduleRecord(
                     interval: scheduled.interval, reason: scheduled.reason, writesHints: false, refreshHint: nil,
                     clearsRefreshHint: false, maxAge: nil, expires: nil))
             }
-            try connection.complete(feed, .failed(failure, failures: failures, nextFetch: next), releasing: lease)
+            try connection.complete(feed, .failed(failure, failures: failures, nextFetch: scheduled.next), releasing: lease)
             return counts
         }
         return finished(feed, counts)
@@ -377,20 +378,6 @@ public final class StoreContext {
 
     /// The feeds this context is ingesting (started and neither finished, failed nor discarded).
     public var activeFeeds: [FeedID] { sessions.keys.sorted() }
-
-    /// `wait` spread by ``StoreConfiguration/failureBackoffJitter`` at random.
-    func jittered(_ wait: TimeInterval) -> TimeInterval {
-        let jitter = min(max(configuration.failureBackoffJitter, 0), 1)
-        return jitter == 0 ? wait : wait * (1 + Double.random(in: -jitter...jitter))
-    }
-
-    /// The delay before the next fetch after `failures` consecutive failures: the base backoff doubled per
-    /// further failure, capped.
-    func backoff(afterFailures failures: Int) -> TimeInterval {
-        let base = Double(configuration.failureBackoff.components.seconds)
-        let cap = Double(configuration.maximumFailureBackoff.components.seconds)
-        return min(base * pow(2, Double(min(max(failures - 1, 0), 40))), cap)
-    }
 
     // MARK: Reading
 

@@ -2,6 +2,7 @@
 // primitive reads and writes that `StoreContext` composes. The rules (keys, dedupe, batches, fetch state, backoff,
 // leases) live in `StoreContext` and `Leases.swift`; an engine only stores and reads.
 import Foundation
+import Scheduling
 import Syndication
 
 /// An engine behind a ``Store``: it checks, creates or migrates the database once (in its initialiser) and opens one

@@ -77,13 +77,22 @@ public struct StoreConfiguration: Sendable, Hashable {
     /// The interval a successful fetch records: the feed is not due again until this long after it was claimed (or
     /// later, when the server asked for that). Several processes started together on one list thus fetch each feed
     /// once among them. Default zero (due again at once); `feedingest FEEDS` records 5 minutes unless `--interval`
-    /// says otherwise. See ``FetchSchedule``.
+    /// says otherwise. See ``fetchPolicy``.
     public var fetchInterval: Duration = .zero
     /// The adaptive schedule (`feedingest watch`): when set, each completion computes the feed's interval and next
     /// fetch with ``FetchScheduler`` from its recent entries' dates and the fetch's hints (success), or its consecutive
     /// failures and `Retry-After` (failure), and records the interval and its reason with the next fetch; this replaces
     /// ``fetchInterval`` and the failure backoff above. `nil` (the default) keeps the fixed rules.
     public var adaptiveSchedule: ScheduleConfiguration?
+
+    /// The policy every completion applies: ``adaptiveSchedule``'s when set, else ``fetchInterval`` with the failure
+    /// backoff above.
+    public var fetchPolicy: FetchPolicy {
+        if let adaptiveSchedule { return .adaptive(adaptiveSchedule) }
+        return FetchPolicy(interval: .fixed(fetchInterval.seconds),
+                           backoff: .init(base: failureBackoff.seconds, maximum: maximumFailureBackoff.seconds,
+                                          jitter: failureBackoffJitter))
+    }
 
     /// The defaults.
     public init() {}

@@ -1,5 +1,6 @@
 import ArticleStore
 import Dispatch
+import Scheduling
 import Syndication
 
 /// How an ``IngestPipeline`` runs; every field has a working default.

@@ -1,6 +1,7 @@
 import ArticleStore
 import Dispatch
 import Foundation
+import Scheduling
 import Synchronization
 
 /// One run's leases: its owner name, and a store thread of its own (`feedingest.leases`, owning one store context) that

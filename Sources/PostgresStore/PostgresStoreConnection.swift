@@ -4,6 +4,7 @@
 import ArticleStore
 import Foundation
 import Syndication
+import Scheduling
 
 /// One libpq connection as a `StoreConnection`; confined to its context's thread.
 final class PostgresStoreConnection: StoreConnection {

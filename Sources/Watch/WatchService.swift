@@ -380,15 +380,11 @@ public final class WatchService: Sendable {
         }
     }
 
-    /// When a feed is due after a run, from its row: the recorded next fetch when the run completed it; the end of
-    /// another process's live lease; a next fetch another process recorded; else a retry after `retry` seconds.
+    /// When a feed is due after a run, from its row (``FetchPolicy/dueAfterRun(nextFetch:lastAttempt:leaseUntil:runStarted:now:retry:)``).
     static func nextDue(_ status: FeedStatus, runStarted: Date, now: Date, retry: TimeInterval) -> Date {
-        if status.leaseOwner != nil, let until = status.leaseUntil, until > now {
-            return max(until, status.nextFetch ?? until)
-        }
-        if let attempt = status.lastAttempt, attempt >= runStarted, let next = status.nextFetch { return next }
-        if let next = status.nextFetch, next > now { return next }
-        return now.addingTimeInterval(retry)
+        FetchPolicy.dueAfterRun(nextFetch: status.nextFetch, lastAttempt: status.lastAttempt,
+                                leaseUntil: status.leaseOwner == nil ? nil : status.leaseUntil, runStarted: runStarted, now: now,
+                                retry: retry)
     }
 
     /// Whether a feed waits while the network is away: http(s) feeds except loopback hosts.

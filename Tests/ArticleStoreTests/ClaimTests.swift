@@ -1,6 +1,7 @@
 import ArticleStore
 import Foundation
 import PostgresStore
+import Scheduling
 import Syndication
 import Testing
 
@@ -116,13 +117,15 @@ struct ClaimTests {
         #expect(try second.claimStates([fixture.feed], owner: "second") == [fixture.feed: .notDue])
         #expect(try second.claimFeeds(Self.request([fixture.feed], owner: "forced", force: true)).count == 1, "--force")
         // A server's later hint wins; an earlier one does not.
-        let hinted = FetchSchedule(interval: .seconds(300))
+        let hinted = configuration.fetchPolicy
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        #expect(hinted.nextFetch(after: FeedSuccess(nextFetch: start.addingTimeInterval(3600)), feedURL: "https://x.example/", start: start)
-                == start.addingTimeInterval(3600))
-        #expect(hinted.nextFetch(after: FeedSuccess(nextFetch: start.addingTimeInterval(60)), feedURL: "https://x.example/", start: start)
-                == start.addingTimeInterval(300))
-        #expect(FetchSchedule(interval: .zero).nextFetch(after: FeedSuccess(), feedURL: "https://x.example/", start: start) == nil)
+        func scheduled(_ policy: FetchPolicy, hint: Date?, local: Bool = false) -> Date? {
+            policy.afterSuccess(FeedHistory(), serverNextFetch: hint, isLocal: local, claimedAt: start, now: start, random: 0.5)?.next
+        }
+        #expect(scheduled(hinted, hint: start.addingTimeInterval(3600)) == start.addingTimeInterval(3600))
+        #expect(scheduled(hinted, hint: start.addingTimeInterval(60)) == start.addingTimeInterval(300))
+        #expect(scheduled(hinted, hint: start.addingTimeInterval(3600), local: true) == nil, "a local file is always due")
+        #expect(scheduled(StoreConfiguration().fetchPolicy, hint: nil) == nil)
     }
 
     @Test(arguments: Engine.allCases) func aFailedFeedEndsItsLeaseAndBacksOff(_ engine: Engine) throws {

@@ -241,7 +241,7 @@ struct StoreTests {
         try context.beginFeed(fixture.feed)
         _ = try context.failFeed(fixture.feed, FeedFailure(error: "429", retryAfter: retryAfter, date: failedAt))
         #expect(try context.feedStatus(fixture.feed).nextFetch == retryAfter, "Retry-After wins")
-        #expect(context.backoff(afterFailures: 100) == 86_400, "capped")
+        #expect(context.configuration.fetchPolicy.backoff.interval(afterFailures: 100) == 86_400, "capped")
         // A 304 resets the failures, keeps the old validators unless new ones come.
         try context.beginFeed(fixture.feed)
         _ = try context.finishFeed(fixture.feed, FeedSuccess(validators: FeedValidators(etag: "\"e2\""), notModified: true, date: retryAfter))

@@ -85,6 +85,8 @@ public struct ScheduledFetch: Sendable, Hashable {
         case retryAfter = "retry-after"
         /// The backoff after consecutive failures.
         case failureBackoff = "backoff"
+        /// A one-shot run's fixed interval (`--interval`).
+        case fixedInterval = "interval"
     }
 
     /// The interval before jitter.
@@ -95,6 +97,14 @@ public struct ScheduledFetch: Sendable, Hashable {
     public var reason: Reason
     /// The estimated publishing gap, when the entries gave one.
     public var estimatedGap: TimeInterval?
+
+    /// Creates a value.
+    public init(interval: TimeInterval, next: Date, reason: Reason, estimatedGap: TimeInterval? = nil) {
+        self.interval = interval
+        self.next = next
+        self.reason = reason
+        self.estimatedGap = estimatedGap
+    }
 }
 
 /// Computes feeds' fetch intervals and next fetches from their history; pure, with the clock and randomness given.
@@ -172,15 +182,7 @@ public struct FetchScheduler: Sendable {
     /// The schedule after the `failures`-th consecutive failure at `now` (1 for the first), or at the server's
     /// `Retry-After` when it gave one.
     public func afterFailure(failures: Int, retryAfter: Date? = nil, now: Date, random: Double) -> ScheduledFetch {
-        if let retryAfter, retryAfter > now {
-            let wait = retryAfter.timeIntervalSince(now)
-            return ScheduledFetch(interval: wait, next: retryAfter, reason: .retryAfter, estimatedGap: nil)
-        }
-        let c = configuration
-        let doublings = Double(max(failures, 1) - 1)
-        let wait = min(c.maximumInterval, c.failureBackoff * pow(2, min(doublings, 62)))
-        return ScheduledFetch(interval: wait, next: now.addingTimeInterval(jittered(wait, random)), reason: .failureBackoff,
-                              estimatedGap: nil)
+        FetchPolicy.adaptive(configuration).afterFailure(failures: failures, retryAfter: retryAfter, now: now, random: random)
     }
 
     private func clamp(_ interval: TimeInterval) -> TimeInterval {
@@ -189,7 +191,6 @@ public struct FetchScheduler: Sendable {
 
     /// `interval` spread by up to ±jitter, from `random` in `0..<1`.
     private func jittered(_ interval: TimeInterval, _ random: Double) -> TimeInterval {
-        let spread = configuration.jitter * (2 * min(max(random, 0), 1) - 1)
-        return interval * (1 + spread)
+        FetchPolicy.jittered(interval, by: configuration.jitter, random: random)
     }
 }
