@@ -20,6 +20,7 @@ keeps the counters and release signals of concurrent tests apart.
     /to-file                                a redirect to file:///etc/passwd
     /bomb                                   a gzip bomb (about 1,000:1)
     /corrupt-gzip[?where=crc], /gzip-plain  broken gzip bodies (damaged mid-stream or in the CRC)
+    /gzip-unlabelled?items=N[&corrupt=1]    a gzip body without Content-Encoding (application/octet-stream)
     /deflate?raw=0|1, /gzip-members         deflate (zlib-wrapped or raw), concatenated gzip members
     /charset                                a windows-1251 body whose XML declaration claims UTF-8
     /hold?token=T                           waits for /release?token=T; /stats?token=T reports concurrency
@@ -413,6 +414,15 @@ async def route(path, query, headers, record, writer):
 
     if path == "/gzip-plain":
         body = whole_feed(5)
+    if path == "/gzip-unlabelled":
+        body = bytearray(gzip_bytes(whole_feed(items)))
+        if query.get("corrupt") == "1":
+            middle = len(body) // 2
+            for i in range(middle, middle + 64):
+                body[i] ^= 0x5A
+        writer.write(head(200, [("Content-Type", "application/octet-stream"), ("Content-Length", len(body))]) + bytes(body))
+        return True
+
         writer.write(head(200, [XML, ("Content-Encoding", "gzip"), ("Content-Length", len(body))]) + body)
         return True
 
