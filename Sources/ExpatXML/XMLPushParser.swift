@@ -1,5 +1,6 @@
 // The one file that calls libexpat (expat.h). C callbacks reach Swift through `Unmanaged`-free raw state:
 // expat's user data points at a `ParserState` struct, never at a Swift object, and nothing throws across C.
+import CByteScan
 import CExpat
 import Foundation
 
@@ -377,18 +378,11 @@ public final class XMLPushParser {
         encoding = DocumentEncoding(name: resolved.canonicalName, label: answer, source: source)
     }
 
-    /// The index of the first byte above 0x7F, eight bytes at a time.
+    /// The index of the first byte above 0x7F, 16 bytes a step (``feedingest_bytescan_high``, CByteScan).
     private static func firstNonASCII(in bytes: UnsafeRawBufferPointer) -> Int? {
-        var index = 0
-        while index + 8 <= bytes.count {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
-            index += 8
-        }
-        while index < bytes.count {
-            if bytes[index] >= 0x80 { return index }
-            index += 1
-        }
-        return nil
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let index = feedingest_bytescan_high(base, 0, bytes.count)
+        return index < bytes.count ? index : nil
     }
 
     private enum UTF8Sequence {
