@@ -71,6 +71,24 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     public var detectsUndeclaredEncoding: Bool = false
 
     /// How many bytes, from the first one that is not UTF-8, libuchardet looks at (and the parser holds back while it
+    /// Let the bytes overrule a label they contradict, the commonest encoding mistake of real feeds. Default `false`:
+    /// the label is obeyed.
+    ///
+    /// With `true`, a document whose ``charsetHint`` or XML declaration names a single-byte charset (windows-1252,
+    /// ISO-8859-x, KOI8-R, …) but whose bytes are UTF-8 is read as UTF-8, and one labelled UTF-8 whose bytes are
+    /// mostly not UTF-8 is read as windows-1252. The parser decides per document from a bounded window: it reads on
+    /// undisturbed to the first byte above 0x7F (ASCII is the same either way), then holds the bytes from there until
+    /// they decide, at most 4 KiB:
+    /// - labelled single-byte: four well-formed multi-byte UTF-8 sequences, or the window or the document ending with
+    ///   every sequence well-formed, make it UTF-8; the first byte that begins no well-formed sequence keeps the label;
+    /// - labelled UTF-8: among its first 16 characters above 0x7F (fewer if the window or the document ends first),
+    ///   more bytes that begin no well-formed UTF-8 sequence than well-formed sequences make it windows-1252;
+    ///   otherwise it stays UTF-8 and invalid bytes are repaired or fail as usual.
+    /// A byte-order mark is never overruled, and other multi-byte charsets are not checked.
+    /// ``XMLPushParser/encoding`` then says ``DocumentEncoding/Source/corrected``, with the label and where it came
+    /// from. The outcome depends only on the bytes, never on how they were split into chunks.
+    public var correctsMislabelledEncoding: Bool = false
+
     /// waits for them). Default 64 KiB; fewer when the document ends sooner.
     public var encodingDetectionBytes: Int = 64 * 1024
 

@@ -75,7 +75,9 @@ final class InputRepairFilter {
     @exclusivity(unchecked) private var carry: [UInt8] = []
     /// The search for the root start tag's end in `carry`, which then starts with its `<`.
     @exclusivity(unchecked) private var rootTagSearch = RootTagSearch()
-    private let validatesUTF8: Bool
+    /// Whether bytes above 0x7F are checked as UTF-8; set again when the parser decides a document's encoding from its
+    /// bytes (before any byte above 0x7F reaches the filter).
+    @exclusivity(unchecked) var validatesUTF8: Bool
     @exclusivity(unchecked) private(set) var repairs = XMLRepairs()
 
     /// The longest reference it looks at; a longer `&…` is a bare ampersand.

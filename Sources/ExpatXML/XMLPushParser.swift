@@ -40,9 +40,23 @@ public final class XMLPushParser {
     /// The leading white space removed: bytes, newlines, and columns on its last line.
     private var stripped: (bytes: Int64, newlines: Int, lastLineColumns: Int) = (0, 0, 0)
     private var leadingWhitespaceRepairs = 0
-    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``):
-    /// the bytes held back from its first byte above 0x7F. `nil` once decided, or when not detecting.
+    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``),
+    /// or while its bytes are checked against its label (``labelCheck``): the bytes held back from its first byte above
+    /// 0x7F. `nil` once decided, or when neither applies.
     private var undetected: [UInt8]?
+    /// The label whose bytes are being checked (``ExpatXMLConfiguration/correctsMislabelledEncoding``); `nil` when the
+    /// held bytes decide an undeclared encoding instead.
+    private var labelCheck: LabelCheck?
+    /// Bytes, from the first above 0x7F, that began no well-formed UTF-8 sequence.
+    private var invalidUTF8Bytes = 0
+
+    /// What a document's label claims that its bytes may contradict.
+    private enum LabelCheck: Equatable {
+        /// A single-byte charset (read through iconv as `iconvName` if the label stands).
+        case singleByte(iconvName: String)
+        /// UTF-8.
+        case utf8
+    }
     /// The first byte above 0x7F was not UTF-8: the held bytes wait for libuchardet.
     private var collectingForDetection = false
     /// How many of the held bytes were walked, and how many well-formed UTF-8 sequences were found in them.
@@ -218,7 +232,7 @@ public final class XMLPushParser {
                                 "unsupported encoding '\(label)' (from the \(source == .charsetHint ? "charset hint" : "XML declaration"))")
             phase = .failed(failure)
             throw failure
-        case .decided(let encoding, let decoder):
+        case .decided(let encoding, var decoder):
             self.encoding = encoding
             switch decoder {
             case .native(let expatName):
@@ -252,7 +266,7 @@ public final class XMLPushParser {
                     state.pointee.repairFilter = Unmanaged.passUnretained(filter)
                 }
             }
-            if configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted { undetected = [] }
+            if (configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted) || labelCheck != nil { undetected = [] }
             phase = .parsing
             handler.startDocument()
             if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
@@ -260,6 +274,20 @@ public final class XMLPushParser {
             prolog = []
             var failure: ExpatXMLError?
             bytes.withUnsafeBytes { buffer in
+            if configuration.correctsMislabelledEncoding, let encoding,
+               encoding.source == .charsetHint || encoding.source == .declaration {
+                switch decoder {
+                case .singleByte(let iconvName):
+                    // UTF-8 to expat until the bytes decide: ASCII reads the same either way, and from the first byte above
+                    // 0x7F on either nothing (UTF-8) or iconv (the label) is in front of it.
+                    labelCheck = .singleByte(iconvName: iconvName)
+                    decoder = .native(expatName: "UTF-8")
+                case .native where encoding.name == "UTF-8":
+                    labelCheck = .utf8
+                default:
+                    break
+                }
+            }
                 do throws(ExpatXMLError) { try feed(buffer, isFinal: false) } catch { failure = error }
             }
             if let failure { throw failure }
@@ -335,6 +363,7 @@ public final class XMLPushParser {
                 if collectingForDetection {
                     try switchToDetectedEncoding(sample: UnsafeRawBufferPointer(rebasing: bytes.prefix(sampleLength)))
                 } else {
+        if let labelCheck { return try checkLabel(labelCheck, held: held, isFinal: isFinal) }
                     undetected = nil  // UTF-8
                 }
                 try decodeAndFeed(bytes, isFinal: isFinal)
@@ -383,6 +412,96 @@ public final class XMLPushParser {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         let index = feedingest_bytescan_high(base, 0, bytes.count)
         return index < bytes.count ? index : nil
+    }
+
+    /// How many characters from the first byte above 0x7F decide whether a document labelled UTF-8 is: each a well-formed
+    /// multi-byte UTF-8 sequence or a byte that begins none. More of the latter than the former (within these, or within
+    /// ``utf8ConfirmationBytes``) and the document is read as windows-1252.
+    static let labelCheckCharacters = 16
+
+    /// A labelled document's bytes while they are checked against its label (``ExpatXMLConfiguration/correctsMislabelledEncoding``).
+    ///
+    /// From the first byte above 0x7F, the parser walks at most ``utf8ConfirmationBytes`` bytes:
+    /// - labelled with a single-byte charset: the first byte that begins no well-formed UTF-8 sequence keeps the label;
+    ///   ``utf8ConfirmationSequences`` sequences, or the end of the window or of the document with every sequence
+    ///   well-formed, make it UTF-8;
+    /// - labelled UTF-8: of the first ``labelCheckCharacters`` characters above 0x7F (or those in the window, or in the
+    ///   document), more bytes that begin no well-formed sequence than well-formed sequences make it windows-1252.
+    /// What is decided depends only on the bytes from that first byte on, never on how they were split.
+    private func checkLabel(_ check: LabelCheck, held: [UInt8], isFinal: Bool) throws(ExpatXMLError) {
+        enum Verdict { case label, utf8, windows1252 }
+        var index = detectionScanned
+        var verdict: Verdict?
+        held.withUnsafeBytes { bytes in
+            func settled() -> Verdict? {
+                switch check {
+                case .singleByte:
+                    if invalidUTF8Bytes > 0 { return .label }
+                    if utf8Sequences >= Self.utf8ConfirmationSequences { return .utf8 }
+                case .utf8:
+                    if invalidUTF8Bytes * 2 > Self.labelCheckCharacters { return .windows1252 }
+                    if utf8Sequences * 2 >= Self.labelCheckCharacters { return .label }
+                }
+                return nil
+            }
+            while index < bytes.count {
+                if let early = settled() { verdict = early; return }
+                if index >= Self.utf8ConfirmationBytes { break }
+                if bytes[index] < 0x80 {
+                    index += 1
+                    continue
+                }
+                switch Self.utf8Sequence(UnsafeRawBufferPointer(rebasing: bytes[index...])) {
+                case .valid(let length):
+                    utf8Sequences += 1
+                    index += length
+                case .incomplete where !isFinal:
+                    return  // wait for the rest of it
+                case .incomplete, .invalid:
+                    invalidUTF8Bytes += 1
+                    index += 1
+                }
+            }
+            if let early = settled() { verdict = early; return }
+            // The window, or the document, ended undecided: what was seen decides.
+            guard isFinal || index >= Self.utf8ConfirmationBytes else { return }
+            switch check {
+            case .singleByte: verdict = .utf8  // every sequence seen was well-formed UTF-8
+            case .utf8: verdict = invalidUTF8Bytes > utf8Sequences ? .windows1252 : .label
+            }
+        }
+        detectionScanned = index
+        guard let verdict else { return }
+        let labelled = encoding
+        switch (check, verdict) {
+        case (.singleByte(let iconvName), .label):
+            try useTranscoder(iconvName, label: labelled?.label ?? iconvName)
+        case (.singleByte, .utf8):
+            encoding = DocumentEncoding(name: "UTF-8", label: labelled?.label, source: .corrected, labelSource: labelled?.source)
+            repairFilter?.validatesUTF8 = true
+        case (.utf8, .windows1252):
+            try useTranscoder("CP1252", label: "windows-1252")
+            encoding = DocumentEncoding(name: "windows-1252", label: labelled?.label, source: .corrected, labelSource: labelled?.source)
+            repairFilter?.validatesUTF8 = false
+        case (.utf8, _), (.singleByte, .windows1252):
+            break
+        }
+        undetected = nil
+        var failure: ExpatXMLError?
+        held.withUnsafeBytes { bytes in
+            do throws(ExpatXMLError) { try decodeAndFeed(bytes, isFinal: isFinal) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Puts iconv, decoding `iconvName`, in front of expat (which reads UTF-8) for the rest of the document.
+    private func useTranscoder(_ iconvName: String, label: String) throws(ExpatXMLError) {
+        guard let transcoder = IconvTranscoder(from: iconvName) else {
+            let failure = error(.unsupportedEncoding, "unsupported encoding '\(label)'")
+            phase = .failed(failure)
+            throw failure
+        }
+        self.transcoder = transcoder
     }
 
     private enum UTF8Sequence {

@@ -10,11 +10,13 @@ import StreamingJSON
 public struct FeedParserConfiguration: Sendable, Hashable {
     /// The XML parser's configuration. By default it repairs malformed input (bare `&`, HTML entities,
     /// invalid UTF-8, …) instead of failing, names the encoding of a document that declares none and is not UTF-8
-    /// with libuchardet, and processes namespaces; its limits apply.
+    /// with libuchardet, lets the bytes overrule a wrong charset label (UTF-8 labelled single-byte, windows-1252
+    /// labelled UTF-8: ``ExpatXMLConfiguration/correctsMislabelledEncoding``), and processes namespaces; its limits apply.
     public var xml: ExpatXMLConfiguration = {
         var xml = ExpatXMLConfiguration()
         xml.repairsMalformedInput = true
         xml.detectsUndeclaredEncoding = true
+        xml.correctsMislabelledEncoding = true
         return xml
     }()
 
