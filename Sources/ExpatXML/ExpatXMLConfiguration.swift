@@ -49,8 +49,9 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// With `true`, a streaming filter in front of expat escapes bare `&`, turns HTML named references
     /// (`&nbsp;`) into numeric ones, drops characters XML forbids, replaces invalid UTF-8 with U+FFFD,
     /// removes white space before the XML declaration, and (with namespaces) declares well-known prefixes
-    /// such as `media:` or `itunes:` that the document uses without declaring; ``XMLPushParser/repairs``
-    /// counts what it did.
+    /// such as `media:` or `itunes:` that the document uses without declaring, and binds any other prefix used where
+    /// nothing declares it to a URI of its own (`urn:x-feedingest:undeclared-prefix:` and the prefix) instead of
+    /// failing with "unbound prefix"; ``XMLPushParser/repairs`` counts what it did.
     /// Events still never depend on chunking. Columns and byte offsets in errors count the repaired bytes.
     public var repairsMalformedInput: Bool = false
 
@@ -70,7 +71,6 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// The outcome depends only on the bytes, never on how they were split into chunks.
     public var detectsUndeclaredEncoding: Bool = false
 
-    /// How many bytes, from the first one that is not UTF-8, libuchardet looks at (and the parser holds back while it
     /// Let the bytes overrule a label they contradict, the commonest encoding mistake of real feeds. Default `false`:
     /// the label is obeyed.
     ///
@@ -89,6 +89,7 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// from. The outcome depends only on the bytes, never on how they were split into chunks.
     public var correctsMislabelledEncoding: Bool = false
 
+    /// How many bytes, from the first one that is not UTF-8, libuchardet looks at (and the parser holds back while it
     /// waits for them). Default 64 KiB; fewer when the document ends sooner.
     public var encodingDetectionBytes: Int = 64 * 1024
 

@@ -16,7 +16,8 @@ public struct XMLRepairs: Sendable, Hashable {
     public var windows1252References = 0
     /// Bytes that are not valid UTF-8 in a UTF-8 document, each replaced by U+FFFD.
     public var invalidUTF8 = 0
-    /// Distinct well-known namespace prefixes used without a declaration, and resolved to their usual URIs.
+    /// Distinct namespace prefixes used without a declaration: well-known ones resolved to their usual URIs, any other
+    /// to one of its own (`urn:x-feedingest:undeclared-prefix:` and the prefix).
     public var undeclaredPrefixes = 0
 
     /// Creates an empty record.
@@ -551,6 +552,7 @@ final class InputRepairFilter {
         ("thr", "http://purl.org/syndication/thread/1.0"),
         ("feedburner", "http://rssnamespace.org/feedburner/ext/1.0"),
         ("georss", "http://www.georss.org/georss"),
+        ("gml", "http://www.opengis.net/gml"),
         ("geo", "http://www.w3.org/2003/01/geo/wgs84_pos#"),
         ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
     ]
