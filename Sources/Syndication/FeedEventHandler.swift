@@ -127,9 +127,14 @@ final class FeedEventHandler: XMLEventHandler {
         }
         if skipDepth > 0 { return }
         if attributes.hasXMLNamespaceAttribute { scopeAttributes(attributes) }
-        let namespace = namespaces.classify(name.namespaceURI)
-        let tag = Tag.classify(namespace, name.localName)
+        var namespace = namespaces.classify(name.namespaceURI)
+        var tag = Tag.classify(namespace, name.localName)
         if depth == 1 {
+            if tag == .unknown, name.namespaceURI.isEmpty, name.localName.equals("feed") {
+                // An Atom feed without Atom's namespace: its elements in no namespace are Atom's.
+                namespaces.unnamespaced = .atom
+                (namespace, tag) = (.atom, .feed)
+            }
             detectFormat(tag, namespace, name, attributes)
             return
         }
