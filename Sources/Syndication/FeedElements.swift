@@ -103,6 +103,7 @@ extension FeedEventHandler {
         case .textInput, .item, .entry: skipDepth = depth
         case .skipHours, .skipDays: break  // their children are two levels down; handled below
         case .managingEditor: begin(.feedManagingEditor)
+        case .author where isRSS: begin(.feedManagingEditor)  // not RSS 2.0's, but channels have one: the same person
         case .webMaster: begin(.feedWebMaster)
         case .category where isRSS: begin(.feedCategory, scheme: ValueParsers.nonEmpty(attributes.value(anyCase: "domain")?.string))
         case .category where isAtom: atomCategory(attributes)

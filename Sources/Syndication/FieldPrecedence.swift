@@ -312,6 +312,10 @@ extension FeedEventHandler {
         } else if !item.rssAuthors.isEmpty {
             article.authors = item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny)
         } else if item.has(.itunesAuthor) {
+            // dc:creator names the author; an RSS `author` of the same person may give the address too.
+            if !item.rssAuthors.isEmpty {
+                ValueParsers.completeEmails(&article.authors, from: item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny))
+            }
             article.authors = [Person(name: item.take(.itunesAuthor))]
         }
         if item.description != nil { swap(&article.summary, &item.description) }
