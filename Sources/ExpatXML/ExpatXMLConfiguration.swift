@@ -78,7 +78,7 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// ISO-8859-x, KOI8-R, …) but whose bytes are UTF-8 is read as UTF-8, and one labelled UTF-8 whose bytes are
     /// mostly not UTF-8 is read as windows-1252. The parser decides per document from a bounded window: it reads on
     /// undisturbed to the first byte above 0x7F (ASCII is the same either way), then holds the bytes from there until
-    /// they decide, at most 4 KiB:
+    /// they decide, at most 4 KiB (a document whose first MiB is all ASCII keeps its label, unchecked):
     /// - labelled single-byte: four well-formed multi-byte UTF-8 sequences, or the window or the document ending with
     ///   every sequence well-formed, make it UTF-8; the first byte that begins no well-formed sequence keeps the label;
     /// - labelled UTF-8: among its first 16 characters above 0x7F (fewer if the window or the document ends first),

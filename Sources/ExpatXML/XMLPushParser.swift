@@ -49,6 +49,8 @@ public final class XMLPushParser {
     private var labelCheck: LabelCheck?
     /// Bytes, from the first above 0x7F, that began no well-formed UTF-8 sequence.
     private var invalidUTF8Bytes = 0
+    /// The ASCII bytes of a labelled document parsed before its first byte above 0x7F (see ``labelCheckASCIIBytes``).
+    private var asciiBytesBeforeCheck: Int64 = 0
     /// The encoding expat was told to read (`XML_SetEncoding`), or UTF-8 when it reads a document that declares none;
     /// what a restarted expat is told again. `nil` when expat read the declaration itself.
     private var protocolEncoding: String?
@@ -363,7 +365,16 @@ public final class XMLPushParser {
     /// depends only on the bytes from that first byte on, never on how they were split.
     private func detectThenFeed(_ input: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if undetected!.isEmpty {
-            guard let first = Self.firstNonASCII(in: input) else { return try decodeAndFeed(input, isFinal: isFinal) }
+            let first = Self.firstNonASCII(in: input)
+            if labelCheck != nil, asciiBytesBeforeCheck + Int64(first ?? input.count) >= Self.labelCheckASCIIBytes {
+                // A labelled document whose first byte above 0x7F comes this late keeps its label, and is not scanned on.
+                undetected = nil
+                return try decodeAndFeed(input, isFinal: isFinal)
+            }
+            guard let first else {
+                asciiBytesBeforeCheck += Int64(input.count)
+                return try decodeAndFeed(input, isFinal: isFinal)
+            }
             if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: input[..<first]), isFinal: false) }
             undetected = Array(UnsafeRawBufferPointer(rebasing: input[first...]))
         } else {
@@ -421,6 +432,10 @@ public final class XMLPushParser {
         if let failure { throw failure }
     }
 
+    /// How far into a labelled document its first byte above 0x7F must come for its bytes to be checked against its
+    /// label: a first MiB of ASCII says nothing against either, and a document is not scanned to its end for a check.
+    static let labelCheckASCIIBytes: Int64 = 1 << 20
+
     /// How many characters from the first byte above 0x7F decide whether a document labelled UTF-8 is: each a well-formed
     /// multi-byte UTF-8 sequence or a byte that begins none. More of the latter than the former (within these, or within
     /// ``utf8ConfirmationBytes``) and the document is read as windows-1252.
@@ -428,7 +443,8 @@ public final class XMLPushParser {
 
     /// A labelled document's bytes while they are checked against its label (``ExpatXMLConfiguration/correctsMislabelledEncoding``).
     ///
-    /// From the first byte above 0x7F, the parser walks at most ``utf8ConfirmationBytes`` bytes:
+    /// From the first byte above 0x7F, when it comes within the first ``labelCheckASCIIBytes`` bytes, the parser walks
+    /// at most ``utf8ConfirmationBytes`` bytes:
     /// - labelled with a single-byte charset: the first byte that begins no well-formed UTF-8 sequence keeps the label;
     ///   ``utf8ConfirmationSequences`` sequences, or the end of the window or of the document with every sequence
     ///   well-formed, make it UTF-8;

@@ -125,6 +125,19 @@ struct MislabelledEncodingTests {
         }
     }
 
+    @Test func aFirstMiBOfASCIILeavesTheLabelUnchecked() throws {
+        // A latin1 byte at offset 2^20 - 1 is checked (windows-1252); at 2^20 it is past the check (UTF-8, repaired).
+        let head = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?><feed><entry>".utf8)
+        for (offset, expected) in [((1 << 20) - 1, "é"), (1 << 20, "\u{FFFD}")] {
+            let bytes = head + [UInt8](repeating: 0x61, count: offset - head.count) + [0xE9] + Array("</entry></feed>".utf8)
+            for chunk in [1 << 20, 65_536, 1000] {
+                let result = try parseText(bytes, configuration: correcting(repairs: true), chunk: chunk)
+                #expect(result.collector.texts.first?.hasSuffix("a" + expected) == true, "offset \(offset), chunk \(chunk)")
+                #expect(result.encoding?.source == (expected == "é" ? .corrected : .declaration), "offset \(offset), chunk \(chunk)")
+            }
+        }
+    }
+
     @Test func eventsBeforeTheFirstNonASCIIByteAreNotHeldBack() throws {
         // ASCII reads the same under either label: the elements before the first byte above 0x7F come out at once.
         let handler = CountingHandler()
