@@ -663,6 +663,9 @@ public final class XMLPushParser {
 
     /// The URI a prefix used without any declaration is bound to, when it is not a well-known one.
     static let undeclaredPrefixNamespace = "urn:x-feedingest:undeclared-prefix:"
+    /// The most prefixes restarts bind in one document: each restart replays every binding so far, so a hostile document
+    /// of ever new prefixes would cost quadratic time; past these, an unbound prefix is an error again.
+    static let maximumRecoveredPrefixes = 64
 
     /// Recovers from expat's "unbound prefix" (a prefix used where no declaration binds it, and not one the repair
     /// filter declared on the root): binds each such prefix of the failing start tag (to its usual URI when it is
@@ -673,10 +676,11 @@ public final class XMLPushParser {
     /// its input from the failing tag (`XML_GetInputContext`: expat keeps what it has not parsed). The failing tag is
     /// then read again and reported; positions are mapped back (``ExpatRestart``). A clean document never comes here.
     /// Returns the bytes to give the restarted parser, or `nil` when it cannot be restarted (the error then stands):
-    /// repairs off, namespaces off, UTF-16 or an encoding expat read from the declaration itself, or the same tag again.
+    /// repairs off, namespaces off, UTF-16 or an encoding expat read from the declaration itself, the same tag again, or
+    /// ``maximumRecoveredPrefixes`` bound already.
     private func restartAfterUnboundPrefix() -> [UInt8]? {
         guard configuration.repairsMalformedInput, configuration.processesNamespaces, let protocolEncoding,
-              !protocolEncoding.hasPrefix("UTF-16") else { return nil }
+              !protocolEncoding.hasPrefix("UTF-16"), recoveredPrefixes.count < Self.maximumRecoveredPrefixes else { return nil }
         var contextOffset: Int32 = 0
         var contextSize: Int32 = 0
         guard let context = XML_GetInputContext(expat, &contextOffset, &contextSize), contextOffset >= 0, contextOffset < contextSize

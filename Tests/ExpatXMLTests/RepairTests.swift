@@ -295,6 +295,14 @@ struct UndeclaredPrefixTests {
         #expect(recovered.error?.byteOffset == reference.error?.byteOffset)
     }
 
+    @Test func prefixesAreBoundUpToALimitPerDocument() {
+        // 64 distinct unknown prefixes are bound; the 65th is an error again, where it is used, whatever the split.
+        let elements = (0..<65).map { "<p\($0):x/>" }.joined()
+        let result = eventsForEverySplit("<r>" + elements + "</r>", steps: [1, 5, 100])
+        #expect(result.error?.code == .unboundPrefix)
+        #expect(result.events.filter { $0.hasPrefix("start {urn:x-feedingest:undeclared-prefix:") }.count == 64)
+    }
+
     @Test func withoutRepairsAnUnboundPrefixStaysAnError() {
         #expect(EventRecorder.record(Array("<r><zz:a/></r>".utf8)).error?.code == .unboundPrefix)
     }
