@@ -16,10 +16,11 @@ public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
         /// Nothing declared an encoding, the bytes are not UTF-8, and libuchardet named nothing usable: windows-1252,
         /// the last resort (``DocumentEncoding/label`` is uchardet's answer, if it gave one).
         case fallback
-        /// The hint or the declaration named an encoding its bytes contradict, so the bytes decided (only with
-        /// ``ExpatXMLConfiguration/correctsMislabelledEncoding``): UTF-8 bytes labelled with a single-byte charset are
-        /// read as UTF-8, and bytes labelled UTF-8 that are mostly not UTF-8 as windows-1252. ``DocumentEncoding/label``
-        /// is the label they contradicted, ``DocumentEncoding/labelSource`` where it came from.
+        /// The bytes decided: the hint or the declaration named an encoding they contradict.
+        ///
+        /// Only with ``ExpatXMLConfiguration/correctsMislabelledEncoding``: UTF-8 bytes labelled with a single-byte
+        /// charset are read as UTF-8, and bytes labelled UTF-8 that are mostly not UTF-8 as windows-1252.
+        /// ``DocumentEncoding/label`` is the label they contradicted, ``DocumentEncoding/labelSource`` where it came from.
         case corrected
     }
 
@@ -30,8 +31,9 @@ public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
     public var label: String?
     /// Where it came from.
     public var source: Source
-    /// For ``Source/corrected``: where the contradicted label came from (``Source/charsetHint`` or
-    /// ``Source/declaration``); `nil` otherwise.
+    /// Where the label the bytes contradicted came from, for ``Source/corrected``; `nil` otherwise.
+    ///
+    /// ``Source/charsetHint`` or ``Source/declaration``.
     public var labelSource: Source?
 
     /// Creates a value.

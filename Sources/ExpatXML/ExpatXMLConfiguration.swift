@@ -71,10 +71,9 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// The outcome depends only on the bytes, never on how they were split into chunks.
     public var detectsUndeclaredEncoding: Bool = false
 
-    /// Let the bytes overrule a label they contradict, the commonest encoding mistake of real feeds. Default `false`:
-    /// the label is obeyed.
+    /// Let the bytes overrule a charset label they contradict. Default `false`: the label is obeyed.
     ///
-    /// With `true`, a document whose ``charsetHint`` or XML declaration names a single-byte charset (windows-1252,
+    /// A wrong label is the commonest encoding mistake of real feeds. With `true`, a document whose ``charsetHint`` or XML declaration names a single-byte charset (windows-1252,
     /// ISO-8859-x, KOI8-R, …) but whose bytes are UTF-8 is read as UTF-8, and one labelled UTF-8 whose bytes are
     /// mostly not UTF-8 is read as windows-1252. The parser decides per document from a bounded window: it reads on
     /// undisturbed to the first byte above 0x7F (ASCII is the same either way), then holds the bytes from there until

@@ -16,8 +16,10 @@ public struct XMLRepairs: Sendable, Hashable {
     public var windows1252References = 0
     /// Bytes that are not valid UTF-8 in a UTF-8 document, each replaced by U+FFFD.
     public var invalidUTF8 = 0
-    /// Distinct namespace prefixes used without a declaration: well-known ones resolved to their usual URIs, any other
-    /// to one of its own (`urn:x-feedingest:undeclared-prefix:` and the prefix).
+    /// Distinct namespace prefixes used without a declaration, and bound all the same.
+    ///
+    /// Well-known ones to their usual URIs, any other to one of its own (`urn:x-feedingest:undeclared-prefix:` and the
+    /// prefix).
     public var undeclaredPrefixes = 0
 
     /// Creates an empty record.

@@ -36,9 +36,11 @@ public struct FetchError: Error, CustomStringConvertible {
         case invalidURL
         /// The body's `Content-Encoding` is not one feedingest asked for (only gzip and deflate are).
         case badContentEncoding
-        /// The compressed body (by its `Content-Encoding`, or gzip by its magic number) is damaged: not valid data of
-        /// its format, a failed checksum, or bytes after its end. ``FetchError/underlying`` is the ``InflateError``.
-        /// It wins over a consumer's error about the garbage the damage decoded to (an XML "mismatched tag").
+        /// The compressed body is damaged: not valid data of its format, a failed checksum, or bytes after its end.
+        ///
+        /// The body was compressed by its `Content-Encoding`, or is gzip by its magic number. ``FetchError/underlying``
+        /// is the ``InflateError``. It wins over a consumer's error about the garbage the damage decoded to (an XML
+        /// "mismatched tag").
         case decompression
         /// The consumer threw; ``FetchError/underlying`` holds its error (for example an `ExpatXMLError`).
         case consumerFailed
@@ -149,8 +151,10 @@ public struct FetchResult: Sendable {
     /// bytes costs a seventh of hashing the decoded ones for a gzip feed; a server that changes its compression
     /// makes a "changed" that is not (one needless parse), never the other way round.
     public var bodySHA256: SHA256Digest?
-    /// The compression that was decoded: the `Content-Encoding`, or `gzip` found by its magic number in a body that
-    /// named none (a local `.gz` file, a gzip file served as it is); `nil` for none.
+    /// The compression that was decoded, or `nil` for none.
+    ///
+    /// The `Content-Encoding`, or `gzip` found by its magic number in a body that named none (a local `.gz` file, a
+    /// gzip file served as it is).
     public var contentEncoding: String?
     /// New connections the transfer opened (`CURLINFO_NUM_CONNECTS`): 0 when it reused a kept-alive connection.
     public var newConnections: Int = 0

@@ -19,8 +19,10 @@ public enum IngestEvent: Sendable {
     /// An article is through the pipeline: committed to the store, with its identifier and what the store made of
     /// it; or, without a store, parsed (no identifier, no change).
     case articleIngested(IngestedArticle)
-    /// Some of the feed's text is not what its bytes say under its label: the bytes contradicted the charset and were
-    /// read in another encoding, or invalid byte sequences became U+FFFD. Once per feed, before ``feedFinished(_:_:)``.
+    /// Some of the feed's text is not what its bytes say under its label.
+    ///
+    /// The bytes contradicted the charset and were read in another encoding, or invalid byte sequences became U+FFFD.
+    /// Once per feed, before ``feedFinished(_:_:)``.
     case textReplaced(FeedEntry, TextReplacement)
     /// A feed is done: fetched and stored, not modified, deferred, or failed.
     case feedFinished(FeedEntry, FeedResult)

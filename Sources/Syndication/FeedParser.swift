@@ -152,8 +152,10 @@ public struct FeedSummary: Sendable {
     /// Whether anything was repaired, in XML or JSON.
     public var isRepaired: Bool { !repairs.isEmpty || !jsonRepairs.isEmpty }
 
-    /// Text that is not what the document's bytes say under its label, when there is any: a re-decoding (the bytes
-    /// contradicted the label) and bytes replaced with U+FFFD. What `feedingest` reports on one line per feed.
+    /// What of the text is not what the bytes say under their label, or `nil` when all of it is.
+    ///
+    /// A re-decoding (the bytes contradicted the label) and bytes replaced with U+FFFD: what `feedingest` reports on
+    /// one line per feed.
     public var textReplacement: TextReplacement? {
         let replacement = TextReplacement(
             correctedEncoding: encoding?.source == .corrected ? encoding : nil,
@@ -171,14 +173,20 @@ public struct FeedSummary: Sendable {
     }
 }
 
-/// Text of a document that is not what its bytes say under its label: read in another encoding than the label named,
-/// or invalid byte sequences replaced with U+FFFD, or both. Its description is the one line people are told.
+/// Text of a document that is not what its bytes say under its label.
+///
+/// Read in another encoding than the label named, or invalid byte sequences replaced with U+FFFD, or both. Its
+/// description is the one line people are told.
 public struct TextReplacement: Sendable, Hashable, CustomStringConvertible {
-    /// The encoding the document was read in, when its bytes contradicted its label (``DocumentEncoding/Source/corrected``;
-    /// ``DocumentEncoding/label`` is the label, ``DocumentEncoding/labelSource`` where it came from); `nil` otherwise.
+    /// The encoding the document was read in when its bytes contradicted its label; `nil` otherwise.
+    ///
+    /// Its source is ``DocumentEncoding/Source/corrected``: ``DocumentEncoding/label`` is the label,
+    /// ``DocumentEncoding/labelSource`` where it came from.
     public var correctedEncoding: DocumentEncoding?
-    /// Places where U+FFFD replaced bytes that were not valid: each invalid UTF-8 byte of XML, each byte sequence a
-    /// transcoded charset does not define, each JSON string with invalid UTF-8.
+    /// How many places U+FFFD stands in for bytes that were not valid.
+    ///
+    /// Each invalid UTF-8 byte of XML, each byte sequence a transcoded charset does not define, each JSON string with
+    /// invalid UTF-8.
     public var replacementCharacters: Int
 
     /// Creates a value.
@@ -187,8 +195,10 @@ public struct TextReplacement: Sendable, Hashable, CustomStringConvertible {
         self.replacementCharacters = replacementCharacters
     }
 
-    /// `text replaced: labelled 'iso-8859-1' (XML declaration) but the bytes are UTF-8, read as UTF-8; U+FFFD replaced
-    /// invalid bytes in 3 places`, with the parts that apply.
+    /// The line people are told: `text replaced: ` and the parts that apply.
+    ///
+    /// For example `text replaced: labelled 'iso-8859-1' (XML declaration) but the bytes are UTF-8, read as UTF-8;
+    /// U+FFFD replaced invalid bytes in 3 places`.
     public var description: String {
         var parts: [String] = []
         if let encoding = correctedEncoding {
