@@ -20,8 +20,11 @@ keeps the counters and release signals of concurrent tests apart.
     /to-file                                a redirect to file:///etc/passwd
     /bomb                                   a gzip bomb (about 1,000:1)
     /corrupt-gzip[?where=crc], /gzip-plain  broken gzip bodies (damaged mid-stream or in the CRC)
+    /gzip-unlabelled?items=N[&corrupt=1]    a gzip body without Content-Encoding (application/octet-stream)
     /deflate?raw=0|1, /gzip-members         deflate (zlib-wrapped or raw), concatenated gzip members
     /charset                                a windows-1251 body whose XML declaration claims UTF-8
+    /mislabelled?charset=L&codec=C          a feed with accented titles written in Python's codec C, served with
+                                            Content-Type charset L (no XML declaration)
     /hold?token=T                           waits for /release?token=T; /stats?token=T reports concurrency
     /big?bytes=N                            N bytes of feed, chunked, no Content-Length
     /stats?token=T                          JSON: requests, connections, held, peak_held
@@ -411,6 +414,15 @@ async def route(path, query, headers, record, writer):
         writer.write(head(200, [XML, ("Content-Encoding", "gzip"), ("Content-Length", len(body))]) + bytes(body))
         return True
 
+    if path == "/gzip-unlabelled":
+        body = bytearray(gzip_bytes(whole_feed(items)))
+        if query.get("corrupt") == "1":
+            middle = len(body) // 2
+            for i in range(middle, middle + 64):
+                body[i] ^= 0x5A
+        writer.write(head(200, [("Content-Type", "application/octet-stream"), ("Content-Length", len(body))]) + bytes(body))
+        return True
+
     if path == "/gzip-plain":
         body = whole_feed(5)
         writer.write(head(200, [XML, ("Content-Encoding", "gzip"), ("Content-Length", len(body))]) + body)
@@ -428,6 +440,15 @@ async def route(path, query, headers, record, writer):
         half = len(data) // 2
         body = gzip_bytes(data[:half]) + gzip_bytes(data[half:])
         writer.write(head(200, [XML, ("Content-Encoding", "gzip"), ("Content-Length", len(body))]) + body)
+        return True
+
+    if path == "/mislabelled":
+        text = ('<rss version="2.0"><channel><title>Caf\u00e9 cr\u00e8me</title>'
+                "<item><title>Cr\u00e8me br\u00fbl\u00e9e \u201cn\u00e4ive\u201d</title><guid>1</guid></item>"
+                "<item><title>D\u00e9j\u00e0 vu \u2013 \u00fcber</title><guid>2</guid></item></channel></rss>\n")
+        body = text.encode(query.get("codec", "utf-8"))
+        writer.write(head(200, [("Content-Type", f"application/rss+xml; charset={query.get('charset', 'utf-8')}"),
+                                ("Content-Length", len(body))]) + body)
         return True
 
     if path == "/charset":

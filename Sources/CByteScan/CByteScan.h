@@ -69,6 +69,35 @@ static inline ptrdiff_t feedingest_bytescan_find(const uint8_t *bytes, ptrdiff_t
     return index;
 }
 
+/// The index of the first byte of `bytes[index..<count]` above 0x7F, or `count` when there is none: where ExpatXML's
+/// check of a document's encoding against its bytes begins (XMLPushParser.swift), which in an ASCII document is never,
+/// so every byte is looked at. SSE2 reads 64 bytes' high bits a step (four loads or-ed, one movemask), then 16 bytes
+/// a step to the exact byte; elsewhere eight bytes a word.
+static inline ptrdiff_t feedingest_bytescan_high(const uint8_t *bytes, ptrdiff_t index, ptrdiff_t count) {
+#if defined(__SSE2__)
+    while (index + 64 <= count) {
+        const __m128i *block = (const __m128i *)(const void *)(bytes + index);
+        const __m128i any = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(block), _mm_loadu_si128(block + 1)),
+                                         _mm_or_si128(_mm_loadu_si128(block + 2), _mm_loadu_si128(block + 3)));
+        if (_mm_movemask_epi8(any) != 0) break;
+        index += 64;
+    }
+    while (index + 16 <= count) {
+        const int mask = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(bytes + index)));
+        if (mask != 0) return index + __builtin_ctz((unsigned)mask);
+        index += 16;
+    }
+#else
+    while (index + 8 <= count) {
+        const uint64_t marks = feedingest_bytescan_word(bytes + index) & 0x8080808080808080ull;
+        if (marks != 0) return index + (__builtin_ctzll(marks) >> 3);
+        index += 8;
+    }
+#endif
+    while (index < count && bytes[index] < 0x80) index += 1;
+    return index;
+}
+
 /// The index of the first byte of `bytes[index..<count]` that a JSON string must escape (RFC 8259, section 7: `"`, `\`
 /// and the C0 controls, tab, line feed and carriage return included), or `count`; it reads only `bytes[0..<count]`.
 /// Its callers (the article line's writer in Syndication's JSON.swift, and ArticleStore's ArticleEncoding.swift) copy

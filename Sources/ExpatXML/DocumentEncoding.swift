@@ -16,6 +16,12 @@ public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
         /// Nothing declared an encoding, the bytes are not UTF-8, and libuchardet named nothing usable: windows-1252,
         /// the last resort (``DocumentEncoding/label`` is uchardet's answer, if it gave one).
         case fallback
+        /// The bytes decided: the hint or the declaration named an encoding they contradict.
+        ///
+        /// Only with ``ExpatXMLConfiguration/correctsMislabelledEncoding``: UTF-8 bytes labelled with a single-byte
+        /// charset are read as UTF-8, and bytes labelled UTF-8 that are mostly not UTF-8 as windows-1252.
+        /// ``DocumentEncoding/label`` is the label they contradicted, ``DocumentEncoding/labelSource`` where it came from.
+        case corrected
     }
 
     /// The decoder's canonical name, for example `UTF-8`, `windows-1252` or `Shift_JIS`.
@@ -25,16 +31,24 @@ public struct DocumentEncoding: Sendable, Hashable, CustomStringConvertible {
     public var label: String?
     /// Where it came from.
     public var source: Source
+    /// Where the label the bytes contradicted came from, for ``Source/corrected``; `nil` otherwise.
+    ///
+    /// ``Source/charsetHint`` or ``Source/declaration``.
+    public var labelSource: Source?
 
     /// Creates a value.
-    public init(name: String, label: String?, source: Source) {
+    public init(name: String, label: String?, source: Source, labelSource: Source? = nil) {
         self.name = name
         self.label = label
         self.source = source
+        self.labelSource = labelSource
     }
 
     /// `name (source)`, with the label when it differs from the name.
     public var description: String {
+        if source == .corrected {
+            return "\(name) (corrected from \(labelSource?.rawValue ?? "label") '\(label ?? "")')"
+        }
         if let label, label.lowercased() != name.lowercased() { return "\(name) (from \(source.rawValue) '\(label)')" }
         return "\(name) (\(source.rawValue))"
     }

@@ -49,8 +49,9 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// With `true`, a streaming filter in front of expat escapes bare `&`, turns HTML named references
     /// (`&nbsp;`) into numeric ones, drops characters XML forbids, replaces invalid UTF-8 with U+FFFD,
     /// removes white space before the XML declaration, and (with namespaces) declares well-known prefixes
-    /// such as `media:` or `itunes:` that the document uses without declaring; ``XMLPushParser/repairs``
-    /// counts what it did.
+    /// such as `media:` or `itunes:` that the document uses without declaring, and binds any other prefix used where
+    /// nothing declares it to a URI of its own (`urn:x-feedingest:undeclared-prefix:` and the prefix) instead of
+    /// failing with "unbound prefix"; ``XMLPushParser/repairs`` counts what it did.
     /// Events still never depend on chunking. Columns and byte offsets in errors count the repaired bytes.
     public var repairsMalformedInput: Bool = false
 
@@ -69,6 +70,23 @@ public struct ExpatXMLConfiguration: Sendable, Hashable {
     /// ``XMLPushParser/encoding`` then says ``DocumentEncoding/Source/detected`` (or ``DocumentEncoding/Source/fallback``).
     /// The outcome depends only on the bytes, never on how they were split into chunks.
     public var detectsUndeclaredEncoding: Bool = false
+
+    /// Let the bytes overrule a charset label they contradict. Default `false`: the label is obeyed.
+    ///
+    /// A wrong label is the commonest encoding mistake of real feeds. With `true`, a document whose ``charsetHint`` or XML declaration names a single-byte charset (windows-1252,
+    /// ISO-8859-x, KOI8-R, …) but whose bytes are UTF-8 is read as UTF-8, and one labelled UTF-8 whose bytes are
+    /// mostly not UTF-8 is read as windows-1252. The parser decides per document from a bounded window: it reads on
+    /// undisturbed to the first byte above 0x7F (ASCII is the same either way), then holds the bytes from there until
+    /// they decide, at most 4 KiB (a document whose first MiB is all ASCII keeps its label, unchecked):
+    /// - labelled single-byte: four well-formed multi-byte UTF-8 sequences, or the window or the document ending with
+    ///   every sequence well-formed, make it UTF-8; the first byte that begins no well-formed sequence keeps the label;
+    /// - labelled UTF-8: among its first 16 characters above 0x7F (fewer if the window or the document ends first),
+    ///   more bytes that begin no well-formed UTF-8 sequence than well-formed sequences make it windows-1252;
+    ///   otherwise it stays UTF-8 and invalid bytes are repaired or fail as usual.
+    /// A byte-order mark is never overruled, and other multi-byte charsets are not checked.
+    /// ``XMLPushParser/encoding`` then says ``DocumentEncoding/Source/corrected``, with the label and where it came
+    /// from. The outcome depends only on the bytes, never on how they were split into chunks.
+    public var correctsMislabelledEncoding: Bool = false
 
     /// How many bytes, from the first one that is not UTF-8, libuchardet looks at (and the parser holds back while it
     /// waits for them). Default 64 KiB; fewer when the document ends sooner.

@@ -16,7 +16,10 @@ public struct XMLRepairs: Sendable, Hashable {
     public var windows1252References = 0
     /// Bytes that are not valid UTF-8 in a UTF-8 document, each replaced by U+FFFD.
     public var invalidUTF8 = 0
-    /// Distinct well-known namespace prefixes used without a declaration, and resolved to their usual URIs.
+    /// Distinct namespace prefixes used without a declaration, and bound all the same.
+    ///
+    /// Well-known ones to their usual URIs, any other to one of its own (`urn:x-feedingest:undeclared-prefix:` and the
+    /// prefix).
     public var undeclaredPrefixes = 0
 
     /// Creates an empty record.
@@ -75,7 +78,9 @@ final class InputRepairFilter {
     @exclusivity(unchecked) private var carry: [UInt8] = []
     /// The search for the root start tag's end in `carry`, which then starts with its `<`.
     @exclusivity(unchecked) private var rootTagSearch = RootTagSearch()
-    private let validatesUTF8: Bool
+    /// Whether bytes above 0x7F are checked as UTF-8; set again when the parser decides a document's encoding from its
+    /// bytes (before any byte above 0x7F reaches the filter).
+    @exclusivity(unchecked) var validatesUTF8: Bool
     @exclusivity(unchecked) private(set) var repairs = XMLRepairs()
 
     /// The longest reference it looks at; a longer `&…` is a bare ampersand.
@@ -549,6 +554,7 @@ final class InputRepairFilter {
         ("thr", "http://purl.org/syndication/thread/1.0"),
         ("feedburner", "http://rssnamespace.org/feedburner/ext/1.0"),
         ("georss", "http://www.georss.org/georss"),
+        ("gml", "http://www.opengis.net/gml"),
         ("geo", "http://www.w3.org/2003/01/geo/wgs84_pos#"),
         ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
     ]

@@ -1,5 +1,6 @@
 // The one file that calls libexpat (expat.h). C callbacks reach Swift through `Unmanaged`-free raw state:
 // expat's user data points at a `ParserState` struct, never at a Swift object, and nothing throws across C.
+import CByteScan
 import CExpat
 import Foundation
 
@@ -39,9 +40,32 @@ public final class XMLPushParser {
     /// The leading white space removed: bytes, newlines, and columns on its last line.
     private var stripped: (bytes: Int64, newlines: Int, lastLineColumns: Int) = (0, 0, 0)
     private var leadingWhitespaceRepairs = 0
-    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``):
-    /// the bytes held back from its first byte above 0x7F. `nil` once decided, or when not detecting.
+    /// While the encoding of a document that declares none is still open (``ExpatXMLConfiguration/detectsUndeclaredEncoding``),
+    /// or while its bytes are checked against its label (``labelCheck``): the bytes held back from its first byte above
+    /// 0x7F. `nil` once decided, or when neither applies.
     private var undetected: [UInt8]?
+    /// The label whose bytes are being checked (``ExpatXMLConfiguration/correctsMislabelledEncoding``); `nil` when the
+    /// held bytes decide an undeclared encoding instead.
+    private var labelCheck: LabelCheck?
+    /// Bytes, from the first above 0x7F, that began no well-formed UTF-8 sequence.
+    private var invalidUTF8Bytes = 0
+    /// The ASCII bytes of a labelled document parsed before its first byte above 0x7F (see ``labelCheckASCIIBytes``).
+    private var asciiBytesBeforeCheck: Int64 = 0
+    /// The encoding expat was told to read (`XML_SetEncoding`), or UTF-8 when it reads a document that declares none;
+    /// what a restarted expat is told again. `nil` when expat read the declaration itself.
+    private var protocolEncoding: String?
+    /// Where the current expat parser's input began, when it was restarted after an unbound prefix.
+    private var restart: ExpatRestart?
+    /// Prefixes used without any declaration that a restart bound (see ``restartAfterUnboundPrefix()``).
+    private var recoveredPrefixes: [[UInt8]] = []
+
+    /// What a document's label claims that its bytes may contradict.
+    private enum LabelCheck: Equatable {
+        /// A single-byte charset (read through iconv as `iconvName` if the label stands).
+        case singleByte(iconvName: String)
+        /// UTF-8.
+        case utf8
+    }
     /// The first byte above 0x7F was not UTF-8: the held bytes wait for libuchardet.
     private var collectingForDetection = false
     /// How many of the held bytes were walked, and how many well-formed UTF-8 sequences were found in them.
@@ -150,10 +174,11 @@ public final class XMLPushParser {
 
     private var rawByteOffset: Int64 { Int64(XML_GetCurrentByteIndex(expat)) }
 
-    /// Maps a position in the bytes expat saw back to the document as written: undoes the namespace
-    /// declarations the repair filter added to the root tag, and counts removed leading white space back in.
+    /// Maps a position in the bytes expat saw back to the document as written: undoes a restart's replayed elements
+    /// and declarations, the namespace declarations the repair filter added to the root tag, and counts removed
+    /// leading white space back in.
     private func corrected(line: Int, column: Int, offset: Int64) -> (line: Int, column: Int, offset: Int64) {
-        var (line, column, offset) = (line, column, offset)
+        var (line, column, offset) = restart?.translate(line: line, column: column, offset: offset) ?? (line, column, offset)
         if let injection = repairFilter?.injection, offset >= injection.offset + Int64(injection.length) {
             if line == injection.line { column = max(0, column - injection.length) }
             offset -= Int64(injection.length)
@@ -188,6 +213,45 @@ public final class XMLPushParser {
         ParserState.characters(userData!.assumingMemoryBound(to: ParserState.self), bytes!, Int(length))
     }
 
+    private static let startElementHandler: XML_StartElementHandler = { userData, name, attributes in
+        ParserState.startElement(userData!.assumingMemoryBound(to: ParserState.self), name!, attributes)
+    }
+
+    private static let endElementHandler: XML_EndElementHandler = { userData, name in
+        ParserState.endElement(userData!.assumingMemoryBound(to: ParserState.self), name!)
+    }
+
+    private static let startNamespaceHandler: XML_StartNamespaceDeclHandler = { userData, prefix, uri in
+        let state = userData!.assumingMemoryBound(to: ParserState.self)
+        guard state.pointee.pendingError == nil else { return }
+        ParserState.noteBinding(state, prefix: prefix, uri: uri)
+        if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: true) { return }
+        ParserState.flushText(state)
+        state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri)) }
+    }
+
+    private static let endNamespaceHandler: XML_EndNamespaceDeclHandler = { userData, prefix in
+        let state = userData!.assumingMemoryBound(to: ParserState.self)
+        guard state.pointee.pendingError == nil else { return }
+        ParserState.dropBinding(state, prefix: prefix)
+        if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: false) { return }
+        ParserState.flushText(state)
+        state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix)) }
+    }
+
+    /// While a restarted parser reads the replayed open elements: their names and depths are kept, nothing is reported.
+    private static let replayStartElementHandler: XML_StartElementHandler = { userData, name, _ in
+        let state = userData!.assumingMemoryBound(to: ParserState.self)
+        state.pointee.depth += 1
+        let index = state.pointee.depth - 1
+        if index >= state.pointee.openNamesCapacity { ParserState.growOpenNames(state) }
+        (state.pointee.openNames + index).initialize(to: XMLName(expatName: name!, separator: state.pointee.separator))
+    }
+
+    private static let replayStartNamespaceHandler: XML_StartNamespaceDeclHandler = { userData, prefix, uri in
+        ParserState.noteBinding(userData!.assumingMemoryBound(to: ParserState.self), prefix: prefix, uri: uri)
+    }
+
     /// How many invalid or truncated byte sequences of a transcoded charset became U+FFFD.
     public var encodingReplacements: Int { transcoder?.replacements ?? 0 }
 
@@ -195,7 +259,7 @@ public final class XMLPushParser {
     public var repairs: XMLRepairs {
         var repairs = repairFilter?.repairs ?? XMLRepairs()
         repairs.leadingWhitespace = leadingWhitespaceRepairs
-        repairs.undeclaredPrefixes = state.pointee.usedInjectedPrefixes.nonzeroBitCount
+        repairs.undeclaredPrefixes = state.pointee.usedInjectedPrefixes.nonzeroBitCount + recoveredPrefixes.count
         return repairs
     }
 
@@ -217,11 +281,25 @@ public final class XMLPushParser {
                                 "unsupported encoding '\(label)' (from the \(source == .charsetHint ? "charset hint" : "XML declaration"))")
             phase = .failed(failure)
             throw failure
-        case .decided(let encoding, let decoder):
+        case .decided(let encoding, var decoder):
             self.encoding = encoding
+            if configuration.correctsMislabelledEncoding, let encoding,
+               encoding.source == .charsetHint || encoding.source == .declaration {
+                switch decoder {
+                case .singleByte(let iconvName):
+                    // UTF-8 to expat until the bytes decide: ASCII reads the same either way, and from the first byte above
+                    // 0x7F on either nothing (UTF-8) or iconv (the label) is in front of it.
+                    labelCheck = .singleByte(iconvName: iconvName)
+                    decoder = .native(expatName: "UTF-8")
+                case .native where encoding.name == "UTF-8":
+                    labelCheck = .utf8
+                default:
+                    break
+                }
+            }
             switch decoder {
             case .native(let expatName):
-                if let expatName { try setEncoding(expatName) }
+                if let expatName { try setEncoding(expatName) } else if encoding?.name == "UTF-8" { protocolEncoding = "UTF-8" }
             case .singleByte:
                 try setEncoding(encoding?.name ?? "")
             case .transcoded(let iconvName):
@@ -251,7 +329,7 @@ public final class XMLPushParser {
                     state.pointee.repairFilter = Unmanaged.passUnretained(filter)
                 }
             }
-            if configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted { undetected = [] }
+            if (configuration.detectsUndeclaredEncoding && encoding?.source == .defaulted) || labelCheck != nil { undetected = [] }
             phase = .parsing
             handler.startDocument()
             if case .failed(let failure) = phase { throw failure }  // the handler aborted in startDocument
@@ -287,13 +365,23 @@ public final class XMLPushParser {
     /// depends only on the bytes from that first byte on, never on how they were split.
     private func detectThenFeed(_ input: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if undetected!.isEmpty {
-            guard let first = Self.firstNonASCII(in: input) else { return try decodeAndFeed(input, isFinal: isFinal) }
+            let first = Self.firstNonASCII(in: input)
+            if labelCheck != nil, asciiBytesBeforeCheck + Int64(first ?? input.count) >= Self.labelCheckASCIIBytes {
+                // A labelled document whose first byte above 0x7F comes this late keeps its label, and is not scanned on.
+                undetected = nil
+                return try decodeAndFeed(input, isFinal: isFinal)
+            }
+            guard let first else {
+                asciiBytesBeforeCheck += Int64(input.count)
+                return try decodeAndFeed(input, isFinal: isFinal)
+            }
             if first > 0 { try decodeAndFeed(UnsafeRawBufferPointer(rebasing: input[..<first]), isFinal: false) }
             undetected = Array(UnsafeRawBufferPointer(rebasing: input[first...]))
         } else {
             undetected!.append(contentsOf: input)
         }
         guard let held = undetected else { return }
+        if let labelCheck { return try checkLabel(labelCheck, held: held, isFinal: isFinal) }
         if !collectingForDetection {
             // Walk the held bytes' multi-byte sequences from where the last chunk stopped.
             var index = detectionScanned
@@ -344,6 +432,101 @@ public final class XMLPushParser {
         if let failure { throw failure }
     }
 
+    /// How far into a labelled document its first byte above 0x7F must come for its bytes to be checked against its
+    /// label: a first MiB of ASCII says nothing against either, and a document is not scanned to its end for a check.
+    static let labelCheckASCIIBytes: Int64 = 1 << 20
+
+    /// How many characters from the first byte above 0x7F decide whether a document labelled UTF-8 is: each a well-formed
+    /// multi-byte UTF-8 sequence or a byte that begins none. More of the latter than the former (within these, or within
+    /// ``utf8ConfirmationBytes``) and the document is read as windows-1252.
+    static let labelCheckCharacters = 16
+
+    /// A labelled document's bytes while they are checked against its label (``ExpatXMLConfiguration/correctsMislabelledEncoding``).
+    ///
+    /// From the first byte above 0x7F, when it comes within the first ``labelCheckASCIIBytes`` bytes, the parser walks
+    /// at most ``utf8ConfirmationBytes`` bytes:
+    /// - labelled with a single-byte charset: the first byte that begins no well-formed UTF-8 sequence keeps the label;
+    ///   ``utf8ConfirmationSequences`` sequences, or the end of the window or of the document with every sequence
+    ///   well-formed, make it UTF-8;
+    /// - labelled UTF-8: of the first ``labelCheckCharacters`` characters above 0x7F (or those in the window, or in the
+    ///   document), more bytes that begin no well-formed sequence than well-formed sequences make it windows-1252.
+    /// What is decided depends only on the bytes from that first byte on, never on how they were split.
+    private func checkLabel(_ check: LabelCheck, held: [UInt8], isFinal: Bool) throws(ExpatXMLError) {
+        enum Verdict { case label, utf8, windows1252 }
+        var index = detectionScanned
+        var verdict: Verdict?
+        held.withUnsafeBytes { bytes in
+            func settled() -> Verdict? {
+                switch check {
+                case .singleByte:
+                    if invalidUTF8Bytes > 0 { return .label }
+                    if utf8Sequences >= Self.utf8ConfirmationSequences { return .utf8 }
+                case .utf8:
+                    if invalidUTF8Bytes * 2 > Self.labelCheckCharacters { return .windows1252 }
+                    if utf8Sequences * 2 >= Self.labelCheckCharacters { return .label }
+                }
+                return nil
+            }
+            while index < bytes.count {
+                if let early = settled() { verdict = early; return }
+                if index >= Self.utf8ConfirmationBytes { break }
+                if bytes[index] < 0x80 {
+                    index += 1
+                    continue
+                }
+                switch Self.utf8Sequence(UnsafeRawBufferPointer(rebasing: bytes[index...])) {
+                case .valid(let length):
+                    utf8Sequences += 1
+                    index += length
+                case .incomplete where !isFinal:
+                    return  // wait for the rest of it
+                case .incomplete, .invalid:
+                    invalidUTF8Bytes += 1
+                    index += 1
+                }
+            }
+            if let early = settled() { verdict = early; return }
+            // The window, or the document, ended undecided: what was seen decides.
+            guard isFinal || index >= Self.utf8ConfirmationBytes else { return }
+            switch check {
+            case .singleByte: verdict = .utf8  // every sequence seen was well-formed UTF-8
+            case .utf8: verdict = invalidUTF8Bytes > utf8Sequences ? .windows1252 : .label
+            }
+        }
+        detectionScanned = index
+        guard let verdict else { return }
+        let labelled = encoding
+        switch (check, verdict) {
+        case (.singleByte(let iconvName), .label):
+            try useTranscoder(iconvName, label: labelled?.label ?? iconvName)
+        case (.singleByte, .utf8):
+            encoding = DocumentEncoding(name: "UTF-8", label: labelled?.label, source: .corrected, labelSource: labelled?.source)
+            repairFilter?.validatesUTF8 = true
+        case (.utf8, .windows1252):
+            try useTranscoder("CP1252", label: "windows-1252")
+            encoding = DocumentEncoding(name: "windows-1252", label: labelled?.label, source: .corrected, labelSource: labelled?.source)
+            repairFilter?.validatesUTF8 = false
+        case (.utf8, _), (.singleByte, .windows1252):
+            break
+        }
+        undetected = nil
+        var failure: ExpatXMLError?
+        held.withUnsafeBytes { bytes in
+            do throws(ExpatXMLError) { try decodeAndFeed(bytes, isFinal: isFinal) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Puts iconv, decoding `iconvName`, in front of expat (which reads UTF-8) for the rest of the document.
+    private func useTranscoder(_ iconvName: String, label: String) throws(ExpatXMLError) {
+        guard let transcoder = IconvTranscoder(from: iconvName) else {
+            let failure = error(.unsupportedEncoding, "unsupported encoding '\(label)'")
+            phase = .failed(failure)
+            throw failure
+        }
+        self.transcoder = transcoder
+    }
+
     /// Asks libuchardet what `sample` is and decodes the rest of the document from it with iconv.
     private func switchToDetectedEncoding(sample: UnsafeRawBufferPointer) throws(ExpatXMLError) {
         undetected = nil
@@ -377,18 +560,11 @@ public final class XMLPushParser {
         encoding = DocumentEncoding(name: resolved.canonicalName, label: answer, source: source)
     }
 
-    /// The index of the first byte above 0x7F, eight bytes at a time.
+    /// The index of the first byte above 0x7F, 16 bytes a step (``feedingest_bytescan_high``, CByteScan).
     private static func firstNonASCII(in bytes: UnsafeRawBufferPointer) -> Int? {
-        var index = 0
-        while index + 8 <= bytes.count {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
-            index += 8
-        }
-        while index < bytes.count {
-            if bytes[index] >= 0x80 { return index }
-            index += 1
-        }
-        return nil
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let index = feedingest_bytescan_high(base, 0, bytes.count)
+        return index < bytes.count ? index : nil
     }
 
     private enum UTF8Sequence {
@@ -483,6 +659,91 @@ public final class XMLPushParser {
         strippedLeadingWhitespace = true
     }
 
+    // MARK: Unbound prefixes
+
+    /// The URI a prefix used without any declaration is bound to, when it is not a well-known one.
+    static let undeclaredPrefixNamespace = "urn:x-feedingest:undeclared-prefix:"
+    /// The most prefixes restarts bind in one document: each restart replays every binding so far, so a hostile document
+    /// of ever new prefixes would cost quadratic time; past these, an unbound prefix is an error again.
+    static let maximumRecoveredPrefixes = 64
+
+    /// Recovers from expat's "unbound prefix" (a prefix used where no declaration binds it, and not one the repair
+    /// filter declared on the root): binds each such prefix of the failing start tag (to its usual URI when it is
+    /// well-known, else to ``undeclaredPrefixNamespace`` and the prefix), and restarts expat where it failed.
+    ///
+    /// expat cannot go on after an error, so it is reset and reads first the open elements again (each with the
+    /// declarations in scope where it opened, the new ones on the outermost), which reach no handler, then the rest of
+    /// its input from the failing tag (`XML_GetInputContext`: expat keeps what it has not parsed). The failing tag is
+    /// then read again and reported; positions are mapped back (``ExpatRestart``). A clean document never comes here.
+    /// Returns the bytes to give the restarted parser, or `nil` when it cannot be restarted (the error then stands):
+    /// repairs off, namespaces off, UTF-16 or an encoding expat read from the declaration itself, the same tag again, or
+    /// ``maximumRecoveredPrefixes`` bound already.
+    private func restartAfterUnboundPrefix() -> [UInt8]? {
+        guard configuration.repairsMalformedInput, configuration.processesNamespaces, let protocolEncoding,
+              !protocolEncoding.hasPrefix("UTF-16"), recoveredPrefixes.count < Self.maximumRecoveredPrefixes else { return nil }
+        var contextOffset: Int32 = 0
+        var contextSize: Int32 = 0
+        guard let context = XML_GetInputContext(expat, &contextOffset, &contextSize), contextOffset >= 0, contextOffset < contextSize
+        else { return nil }
+        var rest = Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(context) + Int(contextOffset), count: Int(contextSize - contextOffset)))
+        let raw = (line: Int(XML_GetCurrentLineNumber(expat)), column: Int(XML_GetCurrentColumnNumber(expat)), offset: rawByteOffset)
+        let position = restart?.translate(line: raw.line, column: raw.column, offset: raw.offset) ?? raw
+        if let restart, restart.offset == position.offset { return nil }  // the restart did not bind what failed
+        let bindings = state.pointee.bindings
+        guard let tag = UnboundPrefixes.scan(rest, bound: bindings.map(\.prefix)), !tag.unbound.isEmpty else { return nil }
+
+        // The declarations that bind them, and the open elements' names, copied before the reset frees expat's memory.
+        var declarations: [UInt8] = []
+        for prefix in tag.unbound {
+            let known = InputRepairFilter.wellKnownNamespaces.first { Array($0.prefix.utf8) == prefix }?.uri
+            let uri = known.map { Array($0.utf8) } ?? Array(Self.undeclaredPrefixNamespace.utf8) + prefix
+            UnboundPrefixes.appendDeclaration(prefix: prefix, uri: uri, to: &declarations)
+            if !recoveredPrefixes.contains(prefix) { recoveredPrefixes.append(prefix) }
+            if !state.pointee.restartPrefixes.contains(prefix) { state.pointee.restartPrefixes.append(prefix) }
+        }
+        var prolog: [UInt8] = []
+        let depth = state.pointee.depth
+        for index in 0..<depth {
+            let name = state.pointee.openNames[index]
+            prolog.append(0x3C)  // <
+            if !name.prefix.isEmpty { prolog += Array(name.prefix.buffer) + [0x3A] }
+            prolog += Array(name.localName.buffer)
+            for binding in bindings where binding.depth == index + 1 {
+                UnboundPrefixes.appendDeclaration(prefix: binding.prefix, uri: binding.uri, to: &prolog)
+            }
+            // The bindings in scope name each open element as expat did; should one not, its own binding is declared.
+            let inScope = bindings.last { $0.depth <= index + 1 && $0.prefix.elementsEqual(name.prefix.buffer) }?.uri ?? []
+            if !inScope.elementsEqual(name.namespaceURI.buffer) {
+                UnboundPrefixes.appendDeclaration(prefix: Array(name.prefix.buffer), uri: Array(name.namespaceURI.buffer), to: &prolog)
+            }
+            if index == 0 { prolog += declarations }
+            prolog.append(0x3E)  // >
+        }
+        // Without open elements the failing tag is the root: the declarations go into it, after its name.
+        var insertion: (at: Int, length: Int)?
+        if depth == 0 {
+            rest.insert(contentsOf: declarations, at: tag.nameEnd)
+            insertion = (tag.nameEnd, declarations.count)
+        }
+
+        guard XML_ParserReset(expat, protocolEncoding) == XML_TRUE else { return nil }
+        state.pointee.depth = 0
+        state.pointee.bindings = []
+        do throws(ExpatXMLError) { try installHandlers() } catch { return nil }
+        XML_SetElementHandler(expat, Self.replayStartElementHandler, nil)
+        XML_SetNamespaceDeclHandler(expat, Self.replayStartNamespaceHandler, nil)
+        state.pointee.insideExpat = true
+        let replayed = prolog.withUnsafeBytes { XML_Parse(expat, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), 0) }
+        state.pointee.insideExpat = false
+        guard replayed == XML_STATUS_OK, state.pointee.depth == depth else { return nil }
+        XML_SetElementHandler(expat, Self.startElementHandler, Self.endElementHandler)
+        XML_SetNamespaceDeclHandler(expat, Self.startNamespaceHandler, Self.endNamespaceHandler)
+        if !state.pointee.collectingText && !state.pointee.separateCDATA { XML_SetCharacterDataHandler(expat, nil) }
+        restart = ExpatRestart(line: position.line, column: position.column, offset: position.offset, prologLength: prolog.count,
+                               insertion: insertion)
+        return rest
+    }
+
     private func feedExpat(_ bytes: UnsafeRawBufferPointer, isFinal: Bool) throws(ExpatXMLError) {
         if bytes.isEmpty && !isFinal { return }
         // A NUL byte (U+0000) is never allowed in XML, but which error libexpat reports for it, and where, depends on
@@ -508,7 +769,7 @@ public final class XMLPushParser {
             state.pointee.insideExpat = false
             // A callback's error counts even if XML_StopParser could not stop expat and the call returned OK.
             if status != XML_STATUS_OK || state.pointee.pendingError != nil {
-                let failure: ExpatXMLError
+                var failure: ExpatXMLError
                 if let pending = state.pointee.pendingError {
                     failure = makeError(pending)
                 } else {
@@ -520,6 +781,20 @@ public final class XMLPushParser {
                     } else {
                         failure = error(ExpatXMLError.Code(rawValue: Int32(code.rawValue)), message)
                     }
+                }
+                // The error is made before a restart is tried: it resets expat, and the error stands if the restart fails.
+                if state.pointee.pendingError == nil, XML_GetErrorCode(expat) == XML_ERROR_UNBOUND_PREFIX,
+                   let rest = restartAfterUnboundPrefix() {
+                    // The restarted parser reads the rest of what expat was given, from the tag that failed.
+                    var restFailure: ExpatXMLError?
+                    rest.withUnsafeBytes { rest in
+                        do throws(ExpatXMLError) { try feedExpat(rest, isFinal: last) } catch { restFailure = error }
+                    }
+                    guard let restFailure else {
+                        offset += length
+                        continue
+                    }
+                    failure = restFailure
                 }
                 phase = .failed(failure)
                 throw failure
@@ -538,6 +813,7 @@ public final class XMLPushParser {
 
     /// `XML_SetEncoding`, before the first bytes reach expat (it fails once parsing has started, or out of memory).
     private func setEncoding(_ name: String) throws(ExpatXMLError) {
+        protocolEncoding = name
         do {
             try check(XML_SetEncoding(expat, name) == XML_STATUS_OK, "XML_SetEncoding(\"\(name)\")")
         } catch {
@@ -572,11 +848,7 @@ public final class XMLPushParser {
         try check(XML_SetBillionLaughsAttackProtectionActivationThreshold(expat, configuration.amplificationActivationThreshold) != 0,
                   "XML_SetBillionLaughsAttackProtectionActivationThreshold")
 
-        XML_SetElementHandler(expat, { userData, name, attributes in
-            ParserState.startElement(userData!.assumingMemoryBound(to: ParserState.self), name!, attributes)
-        }, { userData, name in
-            ParserState.endElement(userData!.assumingMemoryBound(to: ParserState.self), name!)
-        })
+        XML_SetElementHandler(expat, Self.startElementHandler, Self.endElementHandler)
         XML_SetCharacterDataHandler(expat, Self.characterDataHandler)
         XML_SetCommentHandler(expat, { userData, text in
             let state = userData!.assumingMemoryBound(to: ParserState.self)
@@ -616,19 +888,7 @@ public final class XMLPushParser {
             })
         }
         if configuration.processesNamespaces {
-            XML_SetNamespaceDeclHandler(expat, { userData, prefix, uri in
-                let state = userData!.assumingMemoryBound(to: ParserState.self)
-                guard state.pointee.pendingError == nil else { return }
-                if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: true) { return }
-                ParserState.flushText(state)
-                state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.startPrefixMapping(prefix: XMLBytes(cString: prefix), namespaceURI: XMLBytes(cString: uri)) }
-            }, { userData, prefix in
-                let state = userData!.assumingMemoryBound(to: ParserState.self)
-                guard state.pointee.pendingError == nil else { return }
-                if ParserState.isInjectedDeclaration(state, prefix: XMLBytes(cString: prefix), starting: false) { return }
-                ParserState.flushText(state)
-                state.pointee.handlerBox._withUnsafeGuaranteedRef { $0.handler.endPrefixMapping(prefix: XMLBytes(cString: prefix)) }
-            })
+            XML_SetNamespaceDeclHandler(expat, Self.startNamespaceHandler, Self.endNamespaceHandler)
         }
         // Refuse every external entity: count it and go on without loading anything.
         XML_SetExternalEntityRefHandlerArg(expat, userData)  // the handler's first argument is then our state
@@ -708,6 +968,11 @@ struct ParserState {
     var redeclaredInjected: [Int] = []
     /// Bit k set: the k-th added prefix was used where only the added declaration bound it.
     var usedInjectedPrefixes: UInt64 = 0
+    /// The namespace declarations in scope, innermost last, with the depth of the element that makes each (the
+    /// document's and the repair filter's): what a restart after an unbound prefix declares again.
+    var bindings: [(depth: Int, prefix: [UInt8], uri: [UInt8])] = []
+    /// The prefixes restarts bound on the root (see ``bindings``): their declarations are not the document's.
+    var restartPrefixes: [[UInt8]] = []
     var pendingError: PendingError?
 
     init(expat: XML_Parser?, handler: HandlerBox, separator: UInt8, maximumDepth: Int, maximumTextBytes: Int,
@@ -838,9 +1103,13 @@ struct ParserState {
         return nil
     }
 
-    /// Whether a namespace declaration event is one the repair filter added on the root (then it is not
+    /// Whether a namespace declaration event is one the repair filter or a restart added on the root (then it is not
     /// reported); otherwise keeps count of the document's own declarations of the added prefixes.
     static func isInjectedDeclaration(_ state: UnsafeMutablePointer<ParserState>, prefix: XMLBytes, starting: Bool) -> Bool {
+        if state.pointee.depth == 0, !state.pointee.restartPrefixes.isEmpty,
+           state.pointee.restartPrefixes.contains(where: { $0.elementsEqual(prefix.buffer) }) {
+            return true  // on the root: a restart's own
+        }
         guard let filter = state.pointee.repairFilter?.takeUnretainedValue(), let index = injectedIndex(filter, prefix) else { return false }
         if state.pointee.depth == 0 { return true }  // on the root element: the filter's own
         if state.pointee.redeclaredInjected.count < filter.injectedPrefixes.count {
@@ -848,6 +1117,19 @@ struct ParserState {
         }
         state.pointee.redeclaredInjected[index] += starting ? 1 : -1
         return false
+    }
+
+    /// Keeps a namespace declaration in ``bindings``; expat reports it before the start tag that makes it.
+    static func noteBinding(_ state: UnsafeMutablePointer<ParserState>, prefix: UnsafePointer<CChar>?, uri: UnsafePointer<CChar>?) {
+        state.pointee.bindings.append((state.pointee.depth + 1, Array(XMLBytes(cString: prefix).buffer), Array(XMLBytes(cString: uri).buffer)))
+    }
+
+    /// Forgets the innermost declaration of `prefix`, whose element ended.
+    static func dropBinding(_ state: UnsafeMutablePointer<ParserState>, prefix: UnsafePointer<CChar>?) {
+        let name = XMLBytes(cString: prefix).buffer
+        if let index = state.pointee.bindings.lastIndex(where: { $0.prefix.elementsEqual(name) }) {
+            state.pointee.bindings.remove(at: index)
+        }
     }
 
     /// Marks the added prefixes this element or its attributes use while only the added declaration binds them.
@@ -895,5 +1177,94 @@ extension XMLBytes {
             return
         }
         self.init(UnsafeBufferPointer(start: UnsafeRawPointer(cString).assumingMemoryBound(to: UInt8.self), count: strlen(cString)))
+    }
+}
+
+/// Where a restarted expat's input came from (see ``XMLPushParser``'s restart after an unbound prefix): the failing
+/// tag's position in the bytes the first parser read, the replayed open elements in front of it, and the declarations
+/// inserted into it when it was the root. The replay and the insertion hold no newline.
+struct ExpatRestart {
+    /// The failing tag's line, column and byte offset in the first parser's bytes.
+    let line: Int
+    let column: Int
+    let offset: Int64
+    /// Bytes of replayed start tags before it.
+    let prologLength: Int
+    /// Declarations inserted after the root's name: where, in the bytes after the replay, and how many bytes.
+    let insertion: (at: Int, length: Int)?
+
+    /// A position of the restarted parser in the first parser's bytes.
+    func translate(line: Int, column: Int, offset: Int64) -> (line: Int, column: Int, offset: Int64) {
+        guard offset >= 0 else { return (line, column, offset) }
+        var relative = max(0, offset - Int64(prologLength))
+        var column = line == 1 ? max(0, column - prologLength) : column
+        if let insertion, relative >= Int64(insertion.at + insertion.length) {
+            relative -= Int64(insertion.length)
+            if line == 1 { column = max(0, column - insertion.length) }
+        }
+        return line == 1 ? (self.line, self.column + column, self.offset + relative) : (self.line + line - 1, column, self.offset + relative)
+    }
+}
+
+/// Reads the start tag expat refused for an unbound prefix: its name's end and the prefixes nothing binds.
+enum UnboundPrefixes {
+    /// The start tag at the beginning of `bytes` (`<name attr="value" …>`): where its name ends, and the prefixes of
+    /// its name and attributes that neither `bound` nor the tag's own `xmlns:` attributes declare (`xml` is always
+    /// bound), in order of first use. `nil` when `bytes` does not start with a whole start tag.
+    static func scan(_ bytes: [UInt8], bound: [[UInt8]]) -> (nameEnd: Int, unbound: [[UInt8]])? {
+        guard bytes.first == 0x3C else { return nil }
+        func isNameByte(_ byte: UInt8) -> Bool {
+            !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x2F || byte == 0x3E || byte == 0x3D
+              || byte == 0x22 || byte == 0x27)
+        }
+        var names: [ArraySlice<UInt8>] = []
+        var index = 1
+        var nameEnd = 1
+        var quote: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+                index += 1
+            } else if byte == 0x22 || byte == 0x27 {
+                quote = byte
+                index += 1
+            } else if byte == 0x3E {
+                break
+            } else if isNameByte(byte) {
+                let start = index
+                while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+                if names.isEmpty { nameEnd = index }
+                names.append(bytes[start..<index])
+            } else {
+                index += 1
+            }
+        }
+        guard index < bytes.count, !names.isEmpty else { return nil }
+        let xmlns = Array("xmlns".utf8)
+        var declared = bound + [Array("xml".utf8)]
+        var used: [[UInt8]] = []
+        for name in names {
+            guard let colon = name.firstIndex(of: 0x3A) else { continue }
+            let prefix = Array(name[name.startIndex..<colon])
+            if prefix == xmlns { declared.append(Array(name[(colon + 1)...])) } else if !used.contains(prefix) { used.append(prefix) }
+        }
+        return (nameEnd, used.filter { !$0.isEmpty && !declared.contains($0) })
+    }
+
+    /// Appends ` xmlns:prefix="uri"` (` xmlns="uri"` for the empty prefix), the URI escaped for an attribute value.
+    static func appendDeclaration(prefix: [UInt8], uri: [UInt8], to bytes: inout [UInt8]) {
+        bytes += Array(" xmlns".utf8)
+        if !prefix.isEmpty { bytes.append(0x3A); bytes += prefix }
+        bytes += [0x3D, 0x22]  // ="
+        for byte in uri {
+            switch byte {
+            case 0x26: bytes += Array("&amp;".utf8)
+            case 0x3C: bytes += Array("&lt;".utf8)
+            case 0x22: bytes += Array("&quot;".utf8)
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(0x22)
     }
 }

@@ -11,7 +11,15 @@ final class Delivery {
     private var response: FetchResponse?
     private var inflater: Inflater?
     private var contentEncoding: String?
+    /// No `Content-Encoding` was given (or the source is a local file): the first two bytes tell whether the body is gzip
+    /// anyway, by its magic number (1F 8B).
     private var sniffsGzip = false
+    /// The first byte, held while a one-byte first piece cannot tell gzip yet.
+    private var sniffedByte: UInt8?
+    /// The consumer failed on inflated bytes: the compressed stream is still read to its end, its output discarded,
+    /// because damaged data decodes to garbage the consumer may refuse before zlib can tell the damage. The failure
+    /// stands unless the stream proves damaged (``FetchError/Kind/decompression``, which then wins).
+    private var consumerFailureWhileInflating: FetchError?
     private var hasher: SHA256?
     private var bodyBytes: Int64 = 0
     private var decodedBytes: Int64 = 0
@@ -45,7 +53,7 @@ final class Delivery {
     /// Tells the consumer that what arrived is delivered (``FetchConsumer/fetchWillWait()``), when it was given bytes
     /// since it last heard so: a piece that decoded to nothing (a gzip header split across pieces) is no news.
     private func willWait() {
-        guard failure == nil, decodedBytes > decodedBytesAtLastWait else { return }
+        guard failure == nil, consumerFailureWhileInflating == nil, decodedBytes > decodedBytesAtLastWait else { return }
         decodedBytesAtLastWait = decodedBytes
         consumer.fetchWillWait()
     }
@@ -64,7 +72,9 @@ final class Delivery {
         let encodings = response.contentEncodings
         switch encodings {
         case []:
-            break
+            // A gzip file served without `Content-Encoding` (a `.xml.gz` as application/octet-stream, a misconfigured
+            // server) is inflated all the same; a download keeps the bytes as they are.
+            sniffsGzip = !transfer.request.deliversIdentity
         case _ where transfer.request.deliversIdentity:
             // A download keeps the bytes as the server stores them (a range counts those); nothing is decoded.
             break
@@ -98,12 +108,29 @@ final class Delivery {
         bodyBytes += Int64(bytes.count)
         hasher?.update(bytes)
         if sniffsGzip {
+            // However the body was split: a first piece of one byte waits for the second.
+            guard sniffedByte != nil || bytes.count >= 2 else {
+                sniffedByte = bytes[0]
+                return
+            }
             sniffsGzip = false
-            if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
+            let first = sniffedByte ?? bytes[0]
+            let second = sniffedByte == nil ? bytes[1] : bytes[0]
+            if first == 0x1F && second == 0x8B {
                 inflater = makeInflater(.gzip)
                 contentEncoding = "gzip"
             }
+            if let held = sniffedByte {
+                sniffedByte = nil
+                withUnsafeBytes(of: held) { decode($0) }
+            }
         }
+        decode(bytes)
+    }
+
+    /// Inflates body bytes, when the body is compressed, and delivers the result.
+    private func decode(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
         guard let inflater else {
             _ = deliver(bytes)
             return
@@ -111,12 +138,26 @@ final class Delivery {
         do {
             try inflater.inflate(bytes) { self.deliver($0) }
         } catch {
-            fail(inflateError(error))
+            failInflating(error)
         }
+    }
+
+    /// Fails with an inflater's error; while the consumer's own failure waits for the end of the compressed stream,
+    /// only damaged data replaces it.
+    private func failInflating(_ error: InflateError) {
+        if let pending = consumerFailureWhileInflating {
+            switch error.kind {
+            case .corrupt, .trailingData: fail(inflateError(error))
+            default: fail(pending)
+            }
+            return
+        }
+        fail(inflateError(error))
     }
 
     /// Hands decoded bytes to the consumer; `false` stops the inflater.
     private func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if consumerFailureWhileInflating != nil { return true }  // only checking the compressed stream now
         decodedBytes += Int64(bytes.count)
         let limit = transfer.request.maximumBodyBytes.map { max($0, configuration.maximumDecodedBytes) } ?? configuration.maximumDecodedBytes
         if decodedBytes > limit {
@@ -128,6 +169,10 @@ final class Delivery {
         do {
             try consumer.fetchDidReceive(bytes)
         } catch {
+            if inflater != nil {
+                consumerFailureWhileInflating = consumerError(error)
+                return true
+            }
             fail(consumerError(error))
             return false
         }
@@ -156,8 +201,8 @@ final class Delivery {
         case .outputLimitExceeded: kind = .tooLarge(.decodedBytes)
         case .ratioLimitExceeded: kind = .tooLarge(.inflationRatio)
         case .truncated: kind = .truncated
-        case .corrupt, .trailingData, .noMemory: kind = .badContentEncoding
-        case .streamError: kind = .libraryFailure
+        case .corrupt, .trailingData: kind = .decompression
+        case .noMemory, .streamError: kind = .libraryFailure
         }
         let encoding = contentEncoding ?? "compressed"
         return FetchError(kind: kind, message: "\(encoding) body: \(error)", url: url, status: response?.status, underlying: error)
@@ -205,9 +250,10 @@ final class Delivery {
         return result
     }
 
-    /// The failure that decides the outcome, if any: the consumer side's own first, then the transfer thread's.
+    /// The failure that decides the outcome, if any: the consumer side's own first (a consumer's failure on inflated
+    /// bytes once the compressed stream was read without damage), then the transfer thread's.
     private func outcome(_ completion: TransferCompletion, status: Int?) -> FetchError? {
-        if var failure {
+        if var failure = failure ?? consumerFailureWhileInflating {
             failure.status = failure.status ?? status
             return failure
         }
@@ -249,9 +295,16 @@ final class Delivery {
 
     private func finishBody() {
         guard failure == nil else { return }
+        if let held = sniffedByte {
+            // A body of one byte: not gzip.
+            sniffedByte = nil
+            sniffsGzip = false
+            withUnsafeBytes(of: held) { decode($0) }
+            guard failure == nil else { return }
+        }
         if let inflater {
             do { try inflater.finish() } catch {
-                fail(inflateError(error))
+                failInflating(error)
                 return
             }
         }

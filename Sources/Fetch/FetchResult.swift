@@ -34,8 +34,14 @@ public struct FetchError: Error, CustomStringConvertible {
         case unsupportedScheme
         /// The URL is not well-formed.
         case invalidURL
-        /// The body's `Content-Encoding` is unknown, or the body is not valid data of that encoding.
+        /// The body's `Content-Encoding` is not one feedingest asked for (only gzip and deflate are).
         case badContentEncoding
+        /// The compressed body is damaged: not valid data of its format, a failed checksum, or bytes after its end.
+        ///
+        /// The body was compressed by its `Content-Encoding`, or is gzip by its magic number. ``FetchError/underlying``
+        /// is the ``InflateError``. It wins over a consumer's error about the garbage the damage decoded to (an XML
+        /// "mismatched tag").
+        case decompression
         /// The consumer threw; ``FetchError/underlying`` holds its error (for example an `ExpatXMLError`).
         case consumerFailed
         /// A local file could not be read.
@@ -46,7 +52,7 @@ public struct FetchError: Error, CustomStringConvertible {
         case network
         /// A C library failed on its own account, not because of the feed or the network: libcurl's multi
         /// interface (the message names the call and its `CURLMcode`, ``FetchError/curlMultiCode``), zlib's stream
-        /// state, or libcrypto hashing the body (``FetchError/underlying`` is then a ``HashError``).
+        /// state or memory, or libcrypto hashing the body (``FetchError/underlying`` is then a ``HashError``).
         case libraryFailure
     }
 
@@ -145,7 +151,10 @@ public struct FetchResult: Sendable {
     /// bytes costs a seventh of hashing the decoded ones for a gzip feed; a server that changes its compression
     /// makes a "changed" that is not (one needless parse), never the other way round.
     public var bodySHA256: SHA256Digest?
-    /// The `Content-Encoding` that was decoded, or `nil` for none.
+    /// The compression that was decoded, or `nil` for none.
+    ///
+    /// The `Content-Encoding`, or `gzip` found by its magic number in a body that named none (a local `.gz` file, a
+    /// gzip file served as it is).
     public var contentEncoding: String?
     /// New connections the transfer opened (`CURLINFO_NUM_CONNECTS`): 0 when it reused a kept-alive connection.
     public var newConnections: Int = 0
@@ -207,6 +216,7 @@ extension FetchError.Kind {
         case .unsupportedScheme: return "unsupported-scheme"
         case .invalidURL: return "invalid-url"
         case .badContentEncoding: return "bad-content-encoding"
+        case .decompression: return "decompression"
         case .consumerFailed: return "consumer-failed"
         case .fileUnreadable: return "file-unreadable"
         case .cancelled: return "cancelled"

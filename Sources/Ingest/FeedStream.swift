@@ -75,9 +75,11 @@ public final class FeedParsingConsumer: FetchConsumer {
     }
 
     /// The failure of a finished fetch into this consumer, typed by the layer that failed (a parse error the consumer
-    /// threw is ``IngestError/parse(_:)``); `nil` when the fetch succeeded or was not modified.
+    /// threw is ``IngestError/parse(_:)``); `nil` when the fetch succeeded or was not modified. A damaged compressed
+    /// body (``FetchError/Kind/decompression``) outranks the parse error its garbage caused.
     public func failure(of result: FetchResult) -> IngestError? {
         guard let error = result.error else { return nil }
+        if error.kind == .decompression { return .fetch(error) }
         if let parseError { return .parse(parseError) }
         return IngestError(error)
     }

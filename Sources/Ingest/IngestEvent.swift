@@ -6,8 +6,8 @@ import Syndication
 /// Something that happened during an ingest run, as observers hear it.
 ///
 /// Events of one feed come in this order: ``feedStarted(_:)``, ``firstElement(_:_:)`` (when the body began with a
-/// feed's root element), its ``articleIngested(_:)`` events (each after the article was committed), then
-/// ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
+/// feed's root element), its ``articleIngested(_:)`` events (each after the article was committed),
+/// ``textReplaced(_:_:)`` (when some of its text is not what the bytes said), then ``feedFinished(_:_:)``. Events of different feeds interleave. ``runStarted(feeds:)``
 /// comes first and ``runFinished(_:)`` last.
 public enum IngestEvent: Sendable {
     /// The run begins with this many feeds.
@@ -19,6 +19,11 @@ public enum IngestEvent: Sendable {
     /// An article is through the pipeline: committed to the store, with its identifier and what the store made of
     /// it; or, without a store, parsed (no identifier, no change).
     case articleIngested(IngestedArticle)
+    /// Some of the feed's text is not what its bytes say under its label.
+    ///
+    /// The bytes contradicted the charset and were read in another encoding, or invalid byte sequences became U+FFFD.
+    /// Once per feed, before ``feedFinished(_:_:)``.
+    case textReplaced(FeedEntry, TextReplacement)
     /// A feed is done: fetched and stored, not modified, deferred, or failed.
     case feedFinished(FeedEntry, FeedResult)
     /// The run is over; nothing follows.

@@ -44,13 +44,17 @@ final class Worker {
 
     func ingest(_ plan: Plan, transfer: FetchTransfer?, lease: FeedLease? = nil, lost: @escaping () -> Bool = { false }) -> FeedResult {
         emit(.feedStarted(plan.entry))
-        let result = fetchAndStore(plan, transfer: transfer, lease: lease, lost: lost)
+        var replacement: TextReplacement?
+        let result = fetchAndStore(plan, transfer: transfer, lease: lease, lost: lost, replacement: &replacement)
         if case .offline = result { return result }  // reported by the run once it knows whether the network is down
+        if let replacement { emit(.textReplaced(plan.entry, replacement)) }
         emit(.feedFinished(plan.entry, result))
         return result
     }
 
-    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?, lease: FeedLease?, lost: () -> Bool) -> FeedResult {
+    /// Fetches, parses and stores one feed; `replacement` says what of its text was not what the bytes said, if any.
+    private func fetchAndStore(_ plan: Plan, transfer: FetchTransfer?, lease: FeedLease?, lost: () -> Bool,
+                               replacement: inout TextReplacement?) -> FeedResult {
         let entry = plan.entry
         var failure = plan.failure ?? contextError
         var session: StoreSession?
@@ -76,6 +80,7 @@ final class Worker {
         }
         let fetched = transfer.deliver(to: consumer)
         consumer.flush()  // the last articles: to the store thread, for finishFeed or failFeed to commit; else reported
+        replacement = consumer.feed.parser?.summary.textReplacement
         if pipeline.isCancelled, case .failed(let error) = fetched.outcome, error.kind == .cancelled {
             discard(session)  // as if never started: the next run fetches it again
             return .cancelled

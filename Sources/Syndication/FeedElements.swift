@@ -24,6 +24,11 @@ extension FeedEventHandler {
         case (.rdfRoot, .rdf):
             isRDF = true
             metadata.format = FeedFormat(family: .rss, version: rootDefaultNamespace == .rss090 ? "0.90" : "1.0")
+        case (.feed, .atom) where name.namespaceURI.isEmpty:
+            // Atom's elements without its namespace: Atom 1.0, unless `version` names one of the drafts before it.
+            let written = attributes.value(anyCase: "version")?.string.trimmingXMLWhitespace()
+            metadata.format = FeedFormat(family: .atom, version: written.flatMap { ["0.1", "0.2", "0.3"].contains($0) ? $0 : nil } ?? "1.0")
+            channelDepth = 1
         case (.feed, .atom):
             metadata.format = FeedFormat(family: .atom, version: "1.0")
             channelDepth = 1
@@ -98,6 +103,7 @@ extension FeedEventHandler {
         case .textInput, .item, .entry: skipDepth = depth
         case .skipHours, .skipDays: break  // their children are two levels down; handled below
         case .managingEditor: begin(.feedManagingEditor)
+        case .author where isRSS: begin(.feedManagingEditor)  // not RSS 2.0's, but channels have one: the same person
         case .webMaster: begin(.feedWebMaster)
         case .category where isRSS: begin(.feedCategory, scheme: ValueParsers.nonEmpty(attributes.value(anyCase: "domain")?.string))
         case .category where isAtom: atomCategory(attributes)

@@ -130,7 +130,7 @@ final class FeedEventHandler: XMLEventHandler {
         let namespace = namespaces.classify(name.namespaceURI)
         let tag = Tag.classify(namespace, name.localName)
         if depth == 1 {
-            detectFormat(tag, namespace, name, attributes)
+            detectRoot(tag, namespace, name, attributes)
             return
         }
         let isAtom = namespace == .atom || namespace == .atom03
@@ -180,6 +180,17 @@ final class FeedEventHandler: XMLEventHandler {
         }
         guard isFeedChild else { return }
         feedElement(tag, isAtom: isAtom, isRSS: isRSS, attributes)
+    }
+
+    /// The root element: an Atom feed without Atom's namespace, whose elements in no namespace are then Atom's, or
+    /// whatever ``detectFormat(_:_:_:_:)`` makes of it. Out of line: it runs once, and `startElement` runs per element.
+    @inline(never)
+    private func detectRoot(_ tag: Tag, _ namespace: Namespace, _ name: XMLName, _ attributes: XMLAttributes) {
+        if tag == .unknown, name.namespaceURI.isEmpty, name.localName.equals("feed") {
+            namespaces.unnamespaced = .atom
+            return detectFormat(.feed, .atom, name, attributes)
+        }
+        detectFormat(tag, namespace, name, attributes)
     }
 
     func endElement(_ name: XMLName) {

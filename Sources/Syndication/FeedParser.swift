@@ -10,11 +10,13 @@ import StreamingJSON
 public struct FeedParserConfiguration: Sendable, Hashable {
     /// The XML parser's configuration. By default it repairs malformed input (bare `&`, HTML entities,
     /// invalid UTF-8, …) instead of failing, names the encoding of a document that declares none and is not UTF-8
-    /// with libuchardet, and processes namespaces; its limits apply.
+    /// with libuchardet, lets the bytes overrule a wrong charset label (UTF-8 labelled single-byte, windows-1252
+    /// labelled UTF-8: ``ExpatXMLConfiguration/correctsMislabelledEncoding``), and processes namespaces; its limits apply.
     public var xml: ExpatXMLConfiguration = {
         var xml = ExpatXMLConfiguration()
         xml.repairsMalformedInput = true
         xml.detectsUndeclaredEncoding = true
+        xml.correctsMislabelledEncoding = true
         return xml
     }()
 
@@ -136,6 +138,8 @@ public struct FeedSummary: Sendable {
     public var encoding: DocumentEncoding?
     /// What had to be repaired (XML).
     public var repairs: XMLRepairs
+    /// Byte sequences a transcoded charset does not define (or that its end cut), each decoded as U+FFFD (XML).
+    public var encodingReplacements = 0
     /// How many articles were delivered.
     public var articleCount: Int
     /// The error that stopped the document, if any; the articles before it were delivered.
@@ -148,6 +152,17 @@ public struct FeedSummary: Sendable {
     /// Whether anything was repaired, in XML or JSON.
     public var isRepaired: Bool { !repairs.isEmpty || !jsonRepairs.isEmpty }
 
+    /// What of the text is not what the bytes say under their label, or `nil` when all of it is.
+    ///
+    /// A re-decoding (the bytes contradicted the label) and bytes replaced with U+FFFD: what `feedingest` reports on
+    /// one line per feed.
+    public var textReplacement: TextReplacement? {
+        let replacement = TextReplacement(
+            correctedEncoding: encoding?.source == .corrected ? encoding : nil,
+            replacementCharacters: repairs.invalidUTF8 + jsonRepairs.invalidUTF8 + encodingReplacements)
+        return replacement.correctedEncoding == nil && replacement.replacementCharacters == 0 ? nil : replacement
+    }
+
     /// Every repair kind that occurred, XML's and JSON's, with counts (`invalidUTF8` is one entry for both).
     public var repairCounts: [(kind: String, count: Int)] {
         var counts = repairs.counts
@@ -155,6 +170,51 @@ public struct FeedSummary: Sendable {
             if let index = counts.firstIndex(where: { $0.kind == kind }) { counts[index].count += count } else { counts.append((kind, count)) }
         }
         return counts
+    }
+}
+
+/// Text of a document that is not what its bytes say under its label.
+///
+/// Read in another encoding than the label named, or invalid byte sequences replaced with U+FFFD, or both. Its
+/// description is the one line people are told.
+public struct TextReplacement: Sendable, Hashable, CustomStringConvertible {
+    /// The encoding the document was read in when its bytes contradicted its label; `nil` otherwise.
+    ///
+    /// Its source is ``DocumentEncoding/Source/corrected``: ``DocumentEncoding/label`` is the label,
+    /// ``DocumentEncoding/labelSource`` where it came from.
+    public var correctedEncoding: DocumentEncoding?
+    /// How many places U+FFFD stands in for bytes that were not valid.
+    ///
+    /// Each invalid UTF-8 byte of XML, each byte sequence a transcoded charset does not define, each JSON string with
+    /// invalid UTF-8.
+    public var replacementCharacters: Int
+
+    /// Creates a value.
+    public init(correctedEncoding: DocumentEncoding?, replacementCharacters: Int) {
+        self.correctedEncoding = correctedEncoding
+        self.replacementCharacters = replacementCharacters
+    }
+
+    /// The line people are told: `text replaced: ` and the parts that apply.
+    ///
+    /// For example `text replaced: labelled 'iso-8859-1' (XML declaration) but the bytes are UTF-8, read as UTF-8;
+    /// U+FFFD replaced invalid bytes in 3 places`.
+    public var description: String {
+        var parts: [String] = []
+        if let encoding = correctedEncoding {
+            let origin: String
+            switch encoding.labelSource {
+            case .charsetHint?: origin = "charset hint"
+            case .declaration?: origin = "XML declaration"
+            default: origin = "label"
+            }
+            let bytes = encoding.name == "UTF-8" ? "the bytes are UTF-8" : "the bytes are mostly not UTF-8"
+            parts.append("labelled '\(encoding.label ?? "")' (\(origin)) but \(bytes), read as \(encoding.name)")
+        }
+        if replacementCharacters > 0 {
+            parts.append("U+FFFD replaced invalid bytes in \(replacementCharacters) place\(replacementCharacters == 1 ? "" : "s")")
+        }
+        return "text replaced: " + parts.joined(separator: "; ")
     }
 }
 
@@ -281,7 +341,7 @@ public final class FeedParser {
         switch engine {
         case .xml(let handler, let xml):
             return FeedSummary(source: source, metadata: handler.metadata, encoding: xml.encoding, repairs: handler.repairs(from: xml),
-                               articleCount: handler.articleCount, error: failure)
+                               encodingReplacements: xml.encodingReplacements, articleCount: handler.articleCount, error: failure)
         case .json(let handler, _):
             // JSON is UTF-8 (RFC 8259); a byte-order mark, which the JSON parser skips, says so too.
             let encoding = DocumentEncoding(name: "UTF-8", label: nil, source: head.starts(with: [0xEF, 0xBB, 0xBF]) ? .byteOrderMark : .defaulted)

@@ -289,7 +289,10 @@ extension FeedEventHandler {
         // destroys were of the new article's own empty fields as they were set, until `Article.init` was inlined.
         var link = item.takeFirst(.atomLink, .rssLink)
         if link == nil { link = item.rssLinkHref }
-        if link == nil, item.guidIsPermaLink, item.has(.guid), let guid = item.guid, ValueParsers.looksLikeURL(guid) {
+        // A permalink guid stands in for a missing link: an absolute one, or any the feed calls a permalink in so many
+        // words, resolved when a base is known and kept as written when none is (a file, standard input).
+        if link == nil, item.guidIsPermaLink, item.has(.guid), let guid = item.guid,
+           item.guidSaysPermaLink || ValueParsers.looksLikeURL(guid) {
             link = resolve(guid, base: item.base)
         }
         let (id, idSource): (String, Article.IDSource)
@@ -309,6 +312,10 @@ extension FeedEventHandler {
             swap(&article.authors, &item.atomAuthors)
         } else if !item.dcCreators.isEmpty {
             article.authors = item.dcCreators.compactMap(ValueParsers.rssPersonIfAny)
+            // dc:creator names the author; an RSS `author` of the same person may give the address too.
+            if !item.rssAuthors.isEmpty {
+                ValueParsers.completeEmails(&article.authors, from: item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny))
+            }
         } else if !item.rssAuthors.isEmpty {
             article.authors = item.rssAuthors.compactMap(ValueParsers.rssPersonIfAny)
         } else if item.has(.itunesAuthor) {

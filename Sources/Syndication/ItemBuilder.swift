@@ -19,6 +19,8 @@ struct ItemBuilder {
     private(set) var language: String?
     var atomLinkIsHTML = false
     var guidIsPermaLink = true
+    /// The guid's `isPermaLink` says `true` in so many words: the guid is the item's URL, even a relative one.
+    var guidSaysPermaLink = false
     var description: TextContent?, summary: TextContent?, mediaDescription: TextContent?, content: TextContent?
     var contentEncoded: TextContent?
     var atomAuthors: [Person] = [], dcCreators: [String] = [], rssAuthors: [String] = []
@@ -242,6 +244,7 @@ struct ItemBuilder {
         self.base = base
         atomLinkIsHTML = false
         guidIsPermaLink = true
+        guidSaysPermaLink = false
         if description != nil { description = nil }
         if summary != nil { summary = nil }
         if mediaDescription != nil { mediaDescription = nil }

@@ -40,6 +40,7 @@ extension FeedEventHandler {
                 // nothing else to `f`). Read in place: a trimmed, lowercased `String` was ~500 instructions a guid.
                 let first = permaLink.buffer.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
                 item.guidIsPermaLink = first.map { $0 | 0x20 != 0x66 } ?? true
+                item.guidSaysPermaLink = first.map { $0 | 0x20 == 0x74 } ?? false  // `true`, `True`, …
             }
             begin(.itemGUID)
         case .id where isAtom: begin(.itemAtomID)

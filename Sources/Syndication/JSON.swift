@@ -552,6 +552,7 @@ extension FeedSummary {
             json.field("name", encoding.name)
             json.field("source", encoding.source.rawValue)
             json.field("label", encoding.label)
+            json.field("labelSource", encoding.labelSource?.rawValue)
             json.endObject()
         }
         json.key("feed")

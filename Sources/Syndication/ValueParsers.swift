@@ -21,10 +21,10 @@ enum ValueParsers {
         if let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close {
             let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
             let outside = (String(text[..<open]) + String(text[text.index(after: close)...])).trimmingXMLWhitespace()
-            if isAddress(inside) && !isAddress(outside) {
-                return Person(name: outside.isEmpty ? nil : outside, email: inside)
+            if isAddress(inside) && !isAddress(address(outside)) {
+                return Person(name: outside.isEmpty ? nil : outside, email: address(inside))
             }
-            return Person(name: inside.isEmpty ? nil : inside, email: outside.isEmpty ? nil : outside)
+            return Person(name: inside.isEmpty ? nil : inside, email: outside.isEmpty ? nil : address(outside))
         }
         if let open = text.firstIndex(of: "<"), let close = text.lastIndex(of: ">"), open < close {
             let inside = String(text[text.index(after: open)..<close]).trimmingXMLWhitespace()
@@ -35,6 +35,27 @@ enum ValueParsers {
         }
         if isAddress(text) { return Person(email: text) }
         return Person(name: text)
+    }
+
+    /// An address as RSS writes it around the `@`: without a `mailto:` in front or angle brackets around it
+    /// (`<jo@example.org> (Jo)`, `mailto:jo@example.org (Jo)`).
+    private static func address(_ text: String) -> String {
+        var address = Substring(text)
+        if address.hasPrefix("<") && address.hasSuffix(">") && address.count > 2 {
+            address = address.dropFirst().dropLast().trimmingXMLWhitespaceSubstring()
+        }
+        if address.count > 7, address.prefix(7).lowercased() == "mailto:" { address = address.dropFirst(7) }
+        return address.utf8.count == text.utf8.count ? text : String(address)
+    }
+
+    /// Fills in the email of each of `people` that has none from a person of `others` with the same name (ignoring
+    /// case): an item's `dc:creator` (a name) with its RSS `author` (`email (Name)`) for the same person.
+    static func completeEmails(_ people: inout [Person], from others: [Person]) {
+        for index in people.indices where people[index].email == nil {
+            guard let name = people[index].name?.lowercased(),
+                  let match = others.first(where: { $0.email != nil && $0.name?.lowercased() == name }) else { continue }
+            people[index].email = match.email
+        }
     }
 
     /// `rssPerson`, or `nil` when the text names nobody (`()`, `<>`).

@@ -75,9 +75,11 @@ enum Namespace: UInt8 {
 /// remembering unknown URIs (up to a bound) so each is compared once.
 struct NamespaceTable {
     private var entries: [(uri: [UInt8], namespace: Namespace)] = Namespace.known
+    /// What no namespace means: RSS, or Atom in a document whose root is a `feed` in no namespace.
+    var unnamespaced = Namespace.rss
 
     mutating func classify(_ uri: XMLBytes) -> Namespace {
-        if uri.isEmpty { return .rss }
+        if uri.isEmpty { return unnamespaced }
         let count = uri.count
         for entry in entries where entry.uri.count == count {
             if entry.uri.withUnsafeBufferPointer({ memcmp($0.baseAddress!, uri.buffer.baseAddress!, count) }) == 0 {

@@ -107,6 +107,11 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
             default: break
             }
             draw(force: false)
+        case .textReplaced(let entry, let replacement):
+            // Said at once, terminal or not: the articles are stored, but not all of their text is what was sent.
+            let clear = isTerminal && drawn ? "\r\u{1B}[K" : ""
+            StandardStreams.error.write(clear + "feedingest: \(entry.source): \(replacement)\n")
+            draw(force: true)
         case .feedFinished(let entry, let result):
             done += 1
             switch result {

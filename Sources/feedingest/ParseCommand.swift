@@ -20,8 +20,12 @@ enum ParseCommand {
           --charset NAME  decode inputs that do not say otherwise as NAME (like an HTTP charset)
           --sanitize      clean the HTML of titles, summaries and content to an allow-list (no scripts,
                           styles, frames, event handlers or javascript: URLs); without it HTML is as written
-          -q, --quiet     do not print errors on stderr (the exit status still tells)
+          -q, --quiet     do not print errors, nor text replaced, on stderr (the exit status still tells)
           -h, --help      show this help
+
+        Text that is not what the bytes say under their label (bytes that contradict the charset and are
+        read in another encoding, invalid bytes replaced with U+FFFD) is reported on one stderr line per
+        input, starting 'text replaced:'.
 
         Exit status: 0 when every input parsed cleanly (repairs included), 1 when an input could not be
         read or had an unrecoverable error (the articles before it are still printed) or output could not
@@ -54,6 +58,9 @@ enum ParseCommand {
         for input in parsed.positional {
             let parsed = reader.parse(input, configuration: configuration)
             if StandardStreams.output.closedReason != nil { break }  // said below; the input's error is only that
+            if let replacement = parsed.summary.textReplacement, !quiet {
+                StandardStreams.error.write("feedingest: \(input): \(replacement)\n")
+            }
             if let error = parsed.error {
                 failed = true
                 if !quiet { StandardStreams.error.write("feedingest: \(Self.describe(error, input: input))\n") }

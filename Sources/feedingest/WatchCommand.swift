@@ -404,6 +404,8 @@ final class WatchStats: IngestObserver, Sendable {
                 default: break
                 }
             }
+        case .textReplaced(let entry, let replacement):
+            if !quiet { line("feedingest: \(entry.source): \(replacement)") }
         case .feedFinished(let entry, let result):
             let outcome: String
             var bytes: Int64 = 0

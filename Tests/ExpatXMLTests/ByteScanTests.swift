@@ -86,6 +86,35 @@ import Testing
         #expect(Self.find(accented, from: 0, to: accented.count, 0x26, 0x3C, 0x3C, high: false) == accented.count)
     }
 
+    /// The first byte above 0x7F (`feedingest_bytescan_high`, where the check of an encoding against its bytes begins)
+    /// against a byte loop: random buffers and ranges, and each high byte alone at each place of a run.
+    @Test func highByteScanAgreesWithTheByteAtATimeReference() {
+        var random = SplitMix64(seed: 0x8080)
+        for round in 0..<20_000 {
+            let length = random.next(below: 200)
+            let bytes: [UInt8] = (0..<length).map { _ in
+                round % 4 == 0 || random.next(below: 150) == 0 ? UInt8(truncatingIfNeeded: random.next()) : UInt8(random.next(below: 0x80))
+            }
+            let start = length == 0 ? 0 : random.next(below: length + 1)
+            let end = start + random.next(below: length - start + 1)
+            var expected = start
+            while expected < end, bytes[expected] < 0x80 { expected += 1 }
+            let found = bytes.withUnsafeBufferPointer { feedingest_bytescan_high($0.baseAddress!, start, end) }
+            #expect(found == expected, "\(bytes) \(start)..<\(end)")
+            if found != expected { return }
+        }
+        // 150 bytes: the 64-byte blocks, the 16-byte steps and the byte loop each find it somewhere.
+        for value in 0x80...0xFF {
+            for position in 0..<150 {
+                var bytes = [UInt8](repeating: 0x7F, count: 150)
+                bytes[position] = UInt8(value)
+                let found = bytes.withUnsafeBufferPointer { feedingest_bytescan_high($0.baseAddress!, 0, 150) }
+                #expect(found == position, "byte \(value) at \(position)")
+                if found != position { return }
+            }
+        }
+    }
+
     /// The article line's escape scan (`feedingest_bytescan_json_escape`: `"`, `\\`, below 0x20) against a byte loop, on
     /// random buffers and ranges (short values take the eight-byte and byte paths, long ones the sixteen-byte one).
     @Test func jsonEscapeScanAgreesWithTheByteAtATimeReference() {

@@ -363,7 +363,8 @@ enum ChunkingDocuments {
         .init(name: "truncated-in-comment", bytes: Array("<r><!-- abc".utf8), expectedError: .unclosedToken),
         .init(name: "mismatched-tag", bytes: Array("<r>\n  <a>text</b>\n</r>".utf8), expectedError: .tagMismatch),
         .init(name: "junk-after-root", bytes: Array("<r/>\n<s/>".utf8), expectedError: .junkAfterDocumentElement),
-        .init(name: "unbound-prefix", bytes: Array("<r>\n <p:a/></r>".utf8), expectedError: .unboundPrefix),
+        // Repairing binds the prefix (a restart of expat at the tag) instead of failing.
+        .init(name: "unbound-prefix", bytes: Array("<r>\n <p:a/></r>".utf8), expectedError: .unboundPrefix, whenRepairing: .wellFormed),
         .init(name: "undefined-entity", bytes: Array("<r>x&nbsp;y</r>".utf8), expectedError: .undefinedEntity, whenRepairing: .wellFormed),
         .init(name: "invalid-utf8", bytes: Array("<r>abc".utf8) + [0xFF] + Array("def</r>".utf8), expectedError: .invalidToken,
               whenRepairing: .wellFormed),

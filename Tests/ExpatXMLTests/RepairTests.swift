@@ -170,12 +170,18 @@ struct RepairEdgeCaseTests {
 struct UndeclaredPrefixTests {
     @Test func wellKnownPrefixesResolveWithoutADeclaration() {
         let xml = "<rss>\n<channel><item><media:content url=\"u\"/><dc:creator>A</dc:creator><foo:x/></item></channel></rss>"
-        // foo is not well known: still an error, now at the right place.
-        let failing = EventRecorder.record(Array(xml.utf8), configuration: repairing)
-        #expect(failing.error?.code == .unboundPrefix)
-        #expect(failing.error?.line == 2)
-        #expect(failing.error?.column == 65)
-        #expect(failing.error?.byteOffset == Int64(xml.utf8.count - "<foo:x/></item></channel></rss>".utf8.count))
+        // foo is not well known: expat refuses it, and is restarted there with foo bound to a URI of its own.
+        let strict = EventRecorder.record(Array(xml.utf8))
+        #expect(strict.error?.code == .unboundPrefix)
+        let recovered = EventRecorder.record(Array(xml.utf8), configuration: repairing)
+        #expect(recovered.error == nil)
+        #expect(recovered.events.contains("start {urn:x-feedingest:undeclared-prefix:foo}x q=foo:x"))
+        #expect(recovered.events.contains("start {http://purl.org/dc/elements/1.1/}creator q=dc:creator"))
+        for chunk in [1, 5, 1 << 20] {
+            let result = repairParse(Array(xml.utf8), chunk: chunk)
+            #expect(result.error == nil, "chunk \(chunk)")
+            #expect(result.repairs.undeclaredPrefixes == 3, "chunk \(chunk)")
+        }
 
         let fixed = Array(xml.replacingOccurrences(of: "<foo:x/>", with: "").utf8)
         for chunk in [1, 5, 1 << 20] {
@@ -224,5 +230,80 @@ struct UndeclaredPrefixTests {
         var configuration = ExpatXMLConfiguration()
         configuration.repairsMalformedInput = true
         return configuration
+    }
+
+    /// The events of `xml` with repairs, split at every `step` bytes; the same for every step.
+    func eventsForEverySplit(_ xml: String, steps: [Int] = [1, 2, 3, 7, 64]) -> (events: [String], error: ExpatXMLError?) {
+        let bytes = Array(xml.utf8)
+        let whole = EventRecorder.record(bytes, configuration: repairing)
+        for step in steps {
+            let split = EventRecorder.record(bytes, splits: Array(stride(from: step, to: bytes.count, by: step)), configuration: repairing)
+            #expect(split.events == whole.events, "step \(step)")
+            #expect(split.error?.code == whole.error?.code && split.error?.byteOffset == whole.error?.byteOffset, "step \(step)")
+        }
+        return whole
+    }
+
+    @Test func unknownPrefixesAreBoundWhereverTheyAreUsedWhateverTheSplit() {
+        let xml = "<rss version=\"2.0\" xmlns:a=\"urn:a\"><channel><item>before<zz:thing q:r=\"1\">x</zz:thing>after"
+            + "<a:x><yy:in/><a:z/></a:x></item><item><zz:thing/><georss:point>1 2</georss:point></item></channel></rss>"
+        let result = eventsForEverySplit(xml)
+        #expect(result.error == nil)
+        #expect(result.events == [
+            "startDocument", "map a=urn:a", "start {}rss q=rss @{}version=\"2.0\"", "start {}channel q=channel", "start {}item q=item",
+            "text \"before\"", "start {urn:x-feedingest:undeclared-prefix:zz}thing q=zz:thing @{urn:x-feedingest:undeclared-prefix:q}q:r=\"1\"",
+            "text \"x\"", "end {urn:x-feedingest:undeclared-prefix:zz}thing", "text \"after\"",
+            // The document's own binding of a: survives the restart for yy:.
+            "start {urn:a}x q=a:x", "start {urn:x-feedingest:undeclared-prefix:yy}in q=yy:in", "end {urn:x-feedingest:undeclared-prefix:yy}in",
+            "start {urn:a}z q=a:z", "end {urn:a}z", "end {urn:a}x", "end {}item",
+            // Bound once for the rest of the document: no second restart for zz:.
+            "start {}item q=item", "start {urn:x-feedingest:undeclared-prefix:zz}thing q=zz:thing", "end {urn:x-feedingest:undeclared-prefix:zz}thing",
+            "start {http://www.georss.org/georss}point q=georss:point", "text \"1 2\"", "end {http://www.georss.org/georss}point",
+            "end {}item", "end {}channel", "end {}rss", "unmap a", "endDocument",
+        ])
+        let parser = XMLPushParser(handler: EventRecorder(), configuration: repairing)
+        #expect(throws: Never.self) { try parser.parse(Array(xml.utf8)); try parser.finish() }
+        #expect(parser.repairs.undeclaredPrefixes == 4)  // georss (declared on the root by the filter), zz, q, yy
+    }
+
+    @Test func anUnknownPrefixOnTheRootIsBoundThere() {
+        let result = eventsForEverySplit("<rss version=\"2.0\" foo:bar=\"1\">\n<channel><foo:x/></channel></rss>")
+        #expect(result.error == nil)
+        #expect(result.events.contains("start {}rss q=rss @{}version=\"2.0\" @{urn:x-feedingest:undeclared-prefix:foo}foo:bar=\"1\""))
+        #expect(result.events.contains("start {urn:x-feedingest:undeclared-prefix:foo}x q=foo:x"))
+    }
+
+    @Test func positionsAfterARestartAreTheDocuments() {
+        // The same document with `p:a` and with `pxa`: every error after the restart is where it is in the other.
+        for tail in ["\n<b></r>", "<b></r>", "\n  <c>\n<b></c></r>"] {
+            let prefixed = "<r>\n<p:a x=\"1\"/>" + tail
+            let plain = prefixed.replacingOccurrences(of: "p:a", with: "pxa")
+            let recovered = eventsForEverySplit(prefixed)
+            let reference = EventRecorder.record(Array(plain.utf8), configuration: repairing)
+            #expect(recovered.error?.code == .tagMismatch, "\(tail)")
+            #expect(recovered.error?.code == reference.error?.code, "\(tail)")
+            #expect(recovered.error?.line == reference.error?.line, "\(tail)")
+            #expect(recovered.error?.column == reference.error?.column, "\(tail)")
+            #expect(recovered.error?.byteOffset == reference.error?.byteOffset, "\(tail)")
+        }
+        // On the root, where the declarations go into the tag itself.
+        let root = "<r p:x=\"1\"><a></b></r>"
+        let recovered = eventsForEverySplit(root)
+        let reference = EventRecorder.record(Array(root.replacingOccurrences(of: "p:x", with: "pxx").utf8), configuration: repairing)
+        #expect(recovered.error?.code == .tagMismatch)
+        #expect(recovered.error?.column == reference.error?.column)
+        #expect(recovered.error?.byteOffset == reference.error?.byteOffset)
+    }
+
+    @Test func prefixesAreBoundUpToALimitPerDocument() {
+        // 64 distinct unknown prefixes are bound; the 65th is an error again, where it is used, whatever the split.
+        let elements = (0..<65).map { "<p\($0):x/>" }.joined()
+        let result = eventsForEverySplit("<r>" + elements + "</r>", steps: [1, 5, 100])
+        #expect(result.error?.code == .unboundPrefix)
+        #expect(result.events.filter { $0.hasPrefix("start {urn:x-feedingest:undeclared-prefix:") }.count == 64)
+    }
+
+    @Test func withoutRepairsAnUnboundPrefixStaysAnError() {
+        #expect(EventRecorder.record(Array("<r><zz:a/></r>".utf8)).error?.code == .unboundPrefix)
     }
 }

@@ -283,22 +283,24 @@ struct FaultServerTests {
         #expect(result.bodyBytes < 400_000)
     }
 
-    @Test func corruptGzipChecksumIsBadContentEncoding() throws {
+    @Test func corruptGzipChecksumIsADecompressionError() throws {
         let (result, consumer) = fetch("/corrupt-gzip?where=crc")
         let error = try #require(result.error)
-        #expect(error.kind == .badContentEncoding, "\(error)")
+        #expect(error.kind == .decompression, "\(error)")
+        #expect(error.kind.name == "decompression")
         #expect((error.underlying as? InflateError)?.zlibCode == .dataError)
         #expect(consumer.items == 200)  // every byte decoded before the check failed; the parse is kept
         #expect(!consumer.finished)
         #expect(result.bodySHA256 == nil)
     }
 
-    @Test func corruptGzipMidStreamStopsTheTransfer() throws {
+    @Test func corruptGzipMidStreamIsADecompressionErrorNotTheParsersComplaint() throws {
         let (result, consumer) = fetch("/corrupt-gzip")
         let error = try #require(result.error)
-        // Damaged deflate data either fails zlib's checks or decodes to bytes the XML parser refuses, whichever
-        // comes first; the items before the damage are kept either way.
-        #expect(error.kind == .badContentEncoding || error.kind == .consumerFailed, "\(error)")
+        // The damage decodes to garbage the XML parser refuses before zlib can tell; the compressed stream is still read
+        // to its end, and its damage is the failure, not the parser's complaint about the garbage.
+        #expect(error.kind == .decompression, "\(error)")
+        #expect(error.underlying is InflateError)
         #expect(consumer.items > 0 && consumer.items < 200)
         #expect(!consumer.finished)
     }
@@ -306,9 +308,38 @@ struct FaultServerTests {
     @Test func gzipHeaderOnPlainBytes() throws {
         let (result, consumer) = fetch("/gzip-plain")
         let error = try #require(result.error)
-        #expect(error.kind == .badContentEncoding)
+        #expect(error.kind == .decompression)
         #expect(error.message.contains("header"))
         #expect(consumer.items == 0)
+    }
+
+    @Test func gzipWithoutContentEncodingIsInflated() throws {
+        let (result, consumer) = fetch("/gzip-unlabelled?items=40")
+        #expect(result.isOK, "\(String(describing: result.error))")
+        #expect(result.response?.contentEncodings == [])
+        #expect(result.contentEncoding == "gzip")
+        #expect(result.bodyBytes < result.decodedBytes)
+        #expect(consumer.items == 40)
+        #expect(consumer.finished)
+    }
+
+    @Test func corruptGzipWithoutContentEncodingIsADecompressionError() throws {
+        let (result, consumer) = fetch("/gzip-unlabelled?items=200&corrupt=1")
+        let error = try #require(result.error)
+        #expect(error.kind == .decompression, "\(error)")
+        #expect(consumer.items < 200)
+        #expect(!consumer.finished)
+    }
+
+    @Test func aParseErrorInSoundGzipStaysTheConsumers() throws {
+        // A consumer that fails on well-compressed bytes: the stream is read to its end, found sound, and the
+        // consumer's failure stands.
+        let consumer = FailingAfterConsumer(bytes: 100)
+        let result = fetcher.fetch(FetchRequest(url: server.url("/feed?items=50&gzip=1")), into: consumer)
+        let error = try #require(result.error)
+        #expect(error.kind == .consumerFailed, "\(error)")
+        #expect(consumer.calls == 1)
+        #expect(!consumer.finished)
     }
 
     // MARK: Charset

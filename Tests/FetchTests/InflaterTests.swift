@@ -163,6 +163,26 @@ struct InflaterTests {
         #expect(consumer.data == Self.original)
         #expect(result.bodySHA256 == SHA256.hash(compressed))  // the file's bytes, as read
     }
+
+    @Test func damagedGzipFileIsADecompressionErrorNotTheParsersComplaint() throws {
+        // An RSS document whose gzip stream is damaged in the middle: the damage decodes to bytes the XML parser refuses
+        // before zlib finds it, and the failure is the damage all the same.
+        var feed = "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title>"
+        for index in 0..<400 { feed += "<item><title>Item \(index)</title><guid>g\(index)</guid><description>\(String(repeating: "words and more words ", count: 6))</description></item>" }
+        feed += "</channel></rss>"
+        var compressed = [UInt8](Compress.gzip(Data(feed.utf8)))
+        for index in compressed.count / 2..<(compressed.count / 2 + 64) { compressed[index] ^= 0x5A }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("inflater-\(UUID().uuidString).xml.gz")
+        try Data(compressed).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let consumer = CountingConsumer()
+        let result = Fetcher.shared.fetch(.localFile(file.path), into: consumer)
+        let error = try #require(result.error)
+        #expect(error.kind == .decompression, "\(error)")
+        #expect(error.underlying is InflateError)
+        #expect(consumer.items > 0 && consumer.items < 400)
+        #expect(!consumer.finished)
+    }
 }
 
 /// zlib's results checked for real: `finish()` ends zlib's stream with `inflateEnd`, and a gzip member given after it

@@ -165,6 +165,7 @@ struct StoreThreadTests {
                 case .runFinished: line = "runFinished"
                 case .feedStarted: line = "feedStarted"
                 case .firstElement: line = "firstElement"
+                case .textReplaced: line = "textReplaced"
                 case .feedFinished: line = "feedFinished"
                 }
                 log.withLock { $0.append(line) }

@@ -153,11 +153,13 @@ struct FeedParserTests {
     }
 
     @Test func messyInputIsRepairedAndReported() {
-        let xml = Array("\n\n<?xml version=\"1.0\" encoding=\"utf-8\"?><rss><channel><title>Tom &amp; Jerry & Co</title><item><title>caf".utf8)
+        // Mostly UTF-8 (two well-formed sequences before the one bad byte): it stays UTF-8 and the bad byte is repaired.
+        let xml = Array("\n\n<?xml version=\"1.0\" encoding=\"utf-8\"?><rss><channel><title>Tom &amp; Jerry & Co — über</title><item><title>caf".utf8)
             + [0xE9] + Array("&nbsp;\u{01}ok</title><guid>1</guid></item></channel></rss>".utf8)
         let result = parseFeed(xml)
         #expect(result.summary.error == nil)
-        #expect(result.summary.metadata.title == "Tom & Jerry & Co")
+        #expect(result.summary.encoding?.source == .declaration)
+        #expect(result.summary.metadata.title == "Tom & Jerry & Co — über")
         #expect(result.articles.first?.title == "caf\u{FFFD}\u{A0}ok")
         let repairs = Dictionary(uniqueKeysWithValues: result.summary.repairs.counts)
         #expect(repairs == ["leadingWhitespace": 1, "bareAmpersands": 1, "invalidUTF8": 1, "htmlEntities": 1, "invalidCharacters": 1])

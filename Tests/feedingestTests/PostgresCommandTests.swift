@@ -137,7 +137,7 @@ struct PostgresCommandTests {
         let names = ["bio.rdf", "atp.rss", "theomnishow.rss"]
         try Data(names.map { Paths.realworld.appendingPathComponent($0).path }.joined(separator: "\n").utf8).write(to: list)
         let metrics = directory.appendingPathComponent("metrics.prom")
-        let watch = try ChildProcess(CommandRunner.binary.path, ["watch", list.path, "--store", uri, "--min-interval", "1s",
+        let watch = try ChildProcess(CommandRunner.binary.path, ["watch", list.path, "--store", uri, "--min-interval", "1s", "--max-interval", "1s",
                                                                    "--metrics-file", metrics.path], capturesStandardError: true)
         Thread { while watch.readLine() != nil {} }.start()  // its articles: a full pipe would block it
         var stored = 0

@@ -63,6 +63,25 @@ final class CountingConsumer: FetchConsumer {
     }
 }
 
+/// Refuses the body once it has been given `bytes` bytes, and counts its calls: a consumer with an error of its own.
+final class FailingAfterConsumer: FetchConsumer {
+    struct Refused: Error {}
+    let bytes: Int
+    private(set) var received = 0
+    private(set) var calls = 0
+    private(set) var finished = false
+
+    init(bytes: Int) { self.bytes = bytes }
+
+    func fetchDidReceive(_ chunk: UnsafeRawBufferPointer) throws {
+        calls += 1
+        received += chunk.count
+        if received >= bytes { throw Refused() }
+    }
+
+    func fetchDidFinish() throws { finished = true }
+}
+
 /// A fresh token per test, for the fault server's counters and release signals.
 func makeToken(_ name: String = #function) -> String {
     let base = name.filter { $0.isLetter || $0.isNumber }
