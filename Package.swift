@@ -57,16 +57,18 @@ let package = Package(
         // Not a library: a header of `static inline` C (SSE2, with a portable fallback) for the repair filter's wide scan.
         .systemLibrary(name: "CByteScan"),
 
-        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan"]),
-        .target(name: "StreamingJSON", dependencies: ["CYajl"]),
-        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"]),
+        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan"], exclude: ["README.md"]),
+        .target(name: "StreamingJSON", dependencies: ["CYajl"], exclude: ["README.md"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"],
+                exclude: ["README.md"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
-        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication", "Scheduling"]),
-        .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto"]),
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication", "Scheduling"],
+                exclude: ["README.md"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto"], exclude: ["README.md"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
-        .target(name: "SafeHTML", dependencies: ["CLibXML2"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan"]),
+        .target(name: "SafeHTML", dependencies: ["CLibXML2"], exclude: ["README.md"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan"], exclude: ["README.md"]),
         .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML", "Scheduling"]),
         .target(name: "Scheduling"),
         .target(name: "Reachability", dependencies: ["CNetlink"]),
@@ -75,7 +77,7 @@ let package = Package(
         // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
         .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
         // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
-        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"]),
+        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"], exclude: ["README.md"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
                                                              "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads"]
                                                              + commandAllocator),
