@@ -57,34 +57,37 @@ let package = Package(
         // Not a library: a header of `static inline` C (SSE2, with a portable fallback) for the repair filter's wide scan.
         .systemLibrary(name: "CByteScan"),
 
-        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan"], exclude: ["README.md"]),
-        .target(name: "StreamingJSON", dependencies: ["CYajl"], exclude: ["README.md"]),
-        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling"],
+        .target(name: "ExpatXML", dependencies: ["CExpat", "CUchardet", "CByteScan", "Support"], exclude: ["README.md"]),
+        .target(name: "StreamingJSON", dependencies: ["CYajl", "Support"], exclude: ["README.md"]),
+        .target(name: "ArticleStore", dependencies: ["CSQLite", "CXXHash", "CByteScan", "Syndication", "Scheduling", "Support"],
                 exclude: ["README.md"]),
         // The PostgreSQL engine of the store (libpq); the SQLite engine lives in ArticleStore beside the contract.
-        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication", "Scheduling"],
+        .target(name: "PostgresStore", dependencies: ["ArticleStore", "CLibPQ", "CLibraryLoader", "Syndication", "Scheduling", "Support"],
                 exclude: ["README.md"]),
-        .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto"], exclude: ["README.md"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "CLibraryLoader", "CZlib", "CLibDeflate", "CCrypto", "Support"], exclude: ["README.md"]),
         .target(name: "XMLFetching", dependencies: ["Fetch", "ExpatXML"]),
         // The HTML sanitiser (`--sanitize`): libxml2's HTML parser and an allow-list.
         .target(name: "SafeHTML", dependencies: ["CLibXML2"], exclude: ["README.md"]),
-        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan"], exclude: ["README.md"]),
-        .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML", "Scheduling"]),
+        .target(name: "Syndication", dependencies: ["ExpatXML", "StreamingJSON", "SafeHTML", "CByteScan", "Support"], exclude: ["README.md"]),
+        .target(name: "Ingest", dependencies: ["Fetch", "XMLFetching", "Syndication", "ArticleStore", "ExpatXML", "Scheduling", "Support"]),
         .target(name: "Scheduling"),
-        .target(name: "Reachability", dependencies: ["CNetlink"]),
-        .target(name: "FileWatch"),
+        // The foundation every module shares, without C: Errno, Lock, Duration conversions, FeedHost, UTF-8 checks,
+        // chunked file reading, redaction.
+        .target(name: "Support"),
+        .target(name: "Reachability", dependencies: ["CNetlink", "Support"]),
+        .target(name: "FileWatch", dependencies: ["Support"]),
         .target(name: "SystemdNotify", dependencies: ["CSystemd", "CLibraryLoader"]),
         // The service (`feedingest watch`): the pipeline under a due-time scheduler, with reachability.
-        .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability"]),
+        .target(name: "Watch", dependencies: ["Ingest", "ArticleStore", "Fetch", "Scheduling", "Reachability", "Support"]),
         // The enclosure download manager: the queue, the tracker's rules, resume by HTTP's rules, retention.
-        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore"], exclude: ["README.md"]),
+        .target(name: "Downloads", dependencies: ["Fetch", "ArticleStore", "Support"], exclude: ["README.md"]),
         .executableTarget(name: "feedingest", dependencies: ["Syndication", "ExpatXML", "Fetch", "Ingest", "ArticleStore", "PostgresStore",
-                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads"]
+                                                             "Watch", "Scheduling", "FileWatch", "SystemdNotify", "Downloads", "Support"]
                                                              + commandAllocator),
 
         // Helpers shared by every test target and the benchmarks: loopback servers (nginx, scripts/*.py), free ports,
         // child processes, repository paths, SplitMix64, generated feeds and articles, gzip/deflate fixtures.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Syndication"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Syndication", "Support"], path: "Tests/TestSupport"),
 
         .target(name: "CExpatNoop", dependencies: ["CExpat"], path: "Benchmarks/CExpatNoop"),
         .target(name: "CYajlNoop", dependencies: ["CYajl"], path: "Benchmarks/CYajlNoop"),
@@ -94,30 +97,31 @@ let package = Package(
         .executableTarget(
             name: "ExpatBench",
             dependencies: ["ExpatXML", "Syndication", "Fetch", "XMLFetching", "ArticleStore", "PostgresStore", "CExpatNoop", "StreamingJSON", "CYajlNoop",
-                           "TestSupport"],
+                           "TestSupport", "Support"],
             path: "Benchmarks/ExpatBench"
         ),
-        .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport"], path: "Benchmarks/StoreBench"),
-        .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport"], path: "Benchmarks/FetchBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["ArticleStore", "Syndication", "TestSupport", "Support"], path: "Benchmarks/StoreBench"),
+        .executableTarget(name: "FetchBench", dependencies: ["ExpatXML", "Fetch", "XMLFetching", "TestSupport", "Support"], path: "Benchmarks/FetchBench"),
         .executableTarget(name: "DownloadBench", dependencies: ["TestSupport"], path: "Benchmarks/DownloadBench"),
 
         .testTarget(name: "ExpatXMLTests", dependencies: ["ExpatXML", "CByteScan", "TestSupport"]),
         .testTarget(name: "StreamingJSONTests", dependencies: ["StreamingJSON", "TestSupport"]),
         // Test-only: the child process the ArticleStore tests kill (`StoreProbe ingest`).
         .executableTarget(name: "StoreProbe", dependencies: ["ArticleStore", "PostgresStore", "TestSupport"], path: "Tests/StoreProbe"),
-        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "Scheduling", "CSQLite", "StoreProbe", "TestSupport"],
+        .testTarget(name: "ArticleStoreTests", dependencies: ["ArticleStore", "PostgresStore", "Syndication", "Scheduling", "CSQLite", "StoreProbe", "TestSupport", "Support"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "XMLFetching", "ExpatXML", "Syndication", "TestSupport", "Support"]),
         .testTarget(name: "SafeHTMLTests", dependencies: ["SafeHTML"]),
         .testTarget(name: "SyndicationTests", dependencies: ["Syndication", "ExpatXML", "StreamingJSON", "TestSupport"]),
         // Ingest: FeedList reads what export-opml wrote; feedingest: its stream types.
-        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport"]),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport"]),
-        .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
-        .testTarget(name: "DownloadsTests", dependencies: ["Downloads", "Fetch", "ArticleStore", "PostgresStore", "Syndication", "TestSupport"]),
-        .testTarget(name: "FileWatchTests", dependencies: ["FileWatch"]),
+        .testTarget(name: "feedingestTests", dependencies: ["Ingest", "feedingest", "ArticleStore", "PostgresStore", "Downloads", "TestSupport", "Support"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "ArticleStore", "PostgresStore", "Syndication", "Fetch", "TestSupport", "Support"]),
+        .testTarget(name: "SupportTests", dependencies: ["Support"]),
+        .testTarget(name: "SchedulingTests", dependencies: ["Scheduling", "Support"]),
+        .testTarget(name: "DownloadsTests", dependencies: ["Downloads", "Fetch", "ArticleStore", "PostgresStore", "Syndication", "TestSupport", "Support"]),
+        .testTarget(name: "FileWatchTests", dependencies: ["FileWatch", "Support"]),
         .testTarget(name: "SystemdNotifyTests", dependencies: ["SystemdNotify"]),
-        .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore", "Scheduling"]),
+        .testTarget(name: "WatchTests", dependencies: ["Watch", "Ingest", "ArticleStore", "Scheduling", "Support"]),
         // Test-only: prints the route monitor's snapshots, run by the tests in a network namespace of its own.
         .executableTarget(name: "RouteProbe", dependencies: ["Reachability"], path: "Tests/RouteProbe"),
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "RouteProbe", "TestSupport"]),
@@ -138,13 +142,11 @@ if Context.environment["FEEDINGEST_FUZZ"] != nil {
     ))
 }
 
-// ThreadSanitizer builds (`make test-tsan`): every module that uses Synchronization.Mutex gets, through its
-// TSanMutex.swift, a pthread-mutex lock of the same shape that TSan can see (Sanitizers/TSanMutex explains why).
+// ThreadSanitizer builds (`make test-tsan`): Support's `Lock`, every module's lock, becomes a pthread-mutex lock of
+// Synchronization.Mutex's shape that TSan can see (Sanitizers/TSanMutex explains why).
 if Context.environment["FEEDINGEST_TSAN"] != nil {
     package.targets.append(.target(name: "TSanMutex", path: "Sanitizers/TSanMutex"))
-    let users: Set<String> = ["ExpatXML", "ArticleStore", "Fetch", "Ingest", "Reachability", "Watch", "Downloads", "feedingest", "DownloadsTests", "ArticleStoreTests", "FetchTests",
-                              "FileWatchTests", "IngestTests", "TestSupport", "feedingestTests", "ExpatBench", "FetchBench", "StoreBench"]
-    for target in package.targets where users.contains(target.name) {
+    for target in package.targets where target.name == "Support" {
         target.dependencies.append("TSanMutex")
         target.swiftSettings = (target.swiftSettings ?? []) + [.define("FEEDINGEST_TSAN")]
     }

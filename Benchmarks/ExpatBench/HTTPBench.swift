@@ -1,8 +1,8 @@
 import ExpatXML
 import Fetch
 import Foundation
+import Support
 import XMLFetching
-import Synchronization
 import Syndication
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -158,7 +158,7 @@ enum HTTPRunner {
 
     private static func runURLSession(url: URL, format: FeedFormat) -> HTTPOutcome {
         let start = monotonicNanos()
-        let box = Mutex<(Data?, String?)>((nil, nil))
+        let box = Lock<(Data?, String?)>((nil, nil))
         let done = DispatchSemaphore(value: 0)
         let task = session.dataTask(with: url) { data, response, error in
             var failure = error.map { String(describing: $0) }

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Support
 import TestSupport
 
 /// One configuration of the scale section: an engine and a number of processes, over several rounds.
@@ -70,7 +70,7 @@ enum ScaleBench {
                 }
                 _ = try server.stats(reset: true)
                 let activeBefore = try database.map { try activeMilliseconds(postgres, $0) }
-                let runs = Mutex<[CommandRun?]>(Array(repeating: nil, count: processes))
+                let runs = Lock<[CommandRun?]>(Array(repeating: nil, count: processes))
                 let started = ContinuousClock.now
                 DispatchQueue.concurrentPerform(iterations: processes) { index in
                     let run = Probe.measureCommandRun(executable, [list, "--store", store, "-q"], timeout: 300)

@@ -12,6 +12,7 @@
 import ExpatXML
 import Fetch
 import Foundation
+import Support
 import XMLFetching
 import Synchronization
 import TestSupport
@@ -49,7 +50,7 @@ func currentRSSMiB() -> Double {
 /// The largest growth of the resident set over `baseline` while `body` runs, sampled every millisecond.
 func rssGrowthMiB(_ body: () -> Void) -> Double {
     let baseline = currentRSSMiB()
-    let peak = Mutex(baseline)
+    let peak = Lock(baseline)
     let done = Atomic(false)
     let sampler = Thread {
         while !done.load(ordering: .relaxed) {

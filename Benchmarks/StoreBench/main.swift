@@ -12,7 +12,7 @@
 
 import ArticleStore
 import Foundation
-import Synchronization
+import Support
 import Syndication
 import TestSupport
 
@@ -113,7 +113,7 @@ func bench(_ options: CommandOptions) throws(StoreError) {
 
 /// A bounded, blocking queue of article batches from the parsing thread to the storing thread.
 final class BatchChannel: Sendable {
-    private let state = Mutex<(batches: [[Article]], closed: Bool)>(([], false))
+    private let state = Lock<(batches: [[Article]], closed: Bool)>(([], false))
     private let items = DispatchSemaphore(value: 0)
     private let slots: DispatchSemaphore
 
@@ -192,7 +192,7 @@ func benchFeed(_ file: String, _ options: CommandOptions) throws(StoreError) {
         let sharedStore = store
         let channel = BatchChannel(capacity: 8)
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(stored: Int, error: StoreError?)>((0, nil))
+        let outcome = Lock<(stored: Int, error: StoreError?)>((0, nil))
         let batchSize = max(options.int("batch", 256), 1)
         cpu = cpuSeconds()
         start = ContinuousClock.now

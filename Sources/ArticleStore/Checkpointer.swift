@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Support
 
 /// Checkpoints an SQLite store's write-ahead log on a thread of its own, so that no context's thread waits for it.
 ///
@@ -33,7 +33,7 @@ final class Checkpointer: Sendable {
     let thresholdPages: Int
     /// The log's size, in pages, from which the committing connection checkpoints itself: the thread is behind.
     var lagPages: Int { thresholdPages * 4 }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let wake = DispatchSemaphore(value: 0)
 
     private struct State {

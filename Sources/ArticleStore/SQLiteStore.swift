@@ -2,6 +2,7 @@
 // routine, one row reader), and the claims. It calls SQLite only through SQLite.swift's wrappers.
 import Foundation
 import Scheduling
+import Support
 import Syndication
 
 /// One SQLite connection as a ``StoreConnection``; confined to its context's thread.

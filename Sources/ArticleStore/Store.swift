@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// The article store's coordinator: it owns the database (an SQLite file, or a PostgreSQL database through the
 /// `PostgresStore` module), its schema and its configuration, and hands out one ``StoreContext`` per thread.
@@ -180,9 +181,7 @@ struct SQLiteEngine: StoreEngine {
             if descriptor >= 0 { Glibc.close(descriptor) }
         }
         let connection = try SQLiteConnection(path: path, mode: SQLiteOpenMode(writable: writable, create: writable && create))
-        let timeout = configuration.busyTimeout.components
-        let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
-        try connection.setBusyTimeout(milliseconds: Int32(clamping: milliseconds))
+        try connection.setBusyTimeout(milliseconds: Int32(clamping: configuration.busyTimeout.millisecondsRoundedUp))
         try connection.enableDefensiveMode()
         // None of these writes to the file, so they are safe before the file is known to be ours; some read its
         // header, which is where a file that is not a database shows.
@@ -304,7 +303,7 @@ struct SQLiteEngine: StoreEngine {
             do throws(StoreError) {
                 return try body()
             } catch where error.code.primary == .busy && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                Thread.sleep(forTimeInterval: pause.seconds)
                 pause = min(pause * 2, .milliseconds(50))
             }
         }

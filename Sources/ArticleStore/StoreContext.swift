@@ -1,5 +1,6 @@
 import Foundation
 import Scheduling
+import Support
 import Syndication
 
 /// One connection to the store (SQLite or PostgreSQL) and its prepared statements, for one thread: ingests feeds and

@@ -1,6 +1,7 @@
 import ArticleStore
 import Fetch
 import Foundation
+import Support
 
 /// Why a download failed: a kind to match on, a message, the URL and, for file errors, the path.
 public struct DownloadError: Error, Sendable, Hashable, CustomStringConvertible {

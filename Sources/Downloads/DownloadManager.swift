@@ -2,7 +2,7 @@ import ArticleStore
 import Dispatch
 import Fetch
 import Foundation
-import Synchronization
+import Support
 
 /// Which stored articles' enclosures to queue.
 public struct DownloadSelection: Sendable, Hashable {
@@ -52,7 +52,7 @@ public final class DownloadManager: Sendable {
     /// The lease owner of the current (or last) run: the one given for the first run, a new one (``LeaseOwner``) for
     /// each later run, so a run claims again what an earlier run of this manager left paused or failed.
     public var owner: String { owners.withLock { $0.current } }
-    private let owners: Mutex<(current: String, runs: Int)>
+    private let owners: Lock<(current: String, runs: Int)>
 
     private struct Running {
         var cancelled = false
@@ -62,9 +62,9 @@ public final class DownloadManager: Sendable {
         var lastBytes: [DownloadID: (bytes: Int64, at: ContinuousClock.Instant)] = [:]
     }
 
-    private let observers = Mutex<[any DownloadObserver]>([])
-    private let running = Mutex(Running())
-    private let summary = Mutex(DownloadSummary())
+    private let observers = Lock<[any DownloadObserver]>([])
+    private let running = Lock(Running())
+    private let summary = Lock(DownloadSummary())
     private let events = DispatchQueue(label: "feedingest.downloads.events")
 
     /// A manager over `store`, fetching with `fetcher`.
@@ -72,7 +72,7 @@ public final class DownloadManager: Sendable {
         self.store = store
         self.fetcher = fetcher
         self.configuration = configuration
-        owners = Mutex((owner, 0))
+        owners = Lock((owner, 0))
     }
 
     /// Adds an observer; events reach observers in order, one at a time, on one serial queue.
@@ -217,7 +217,7 @@ public final class DownloadManager: Sendable {
         let tick = DispatchQueue(label: "feedingest.downloads.progress")
         let ticker = DispatchSource.makeTimerSource(queue: tick)
         let interval = configuration.progressInterval
-        ticker.schedule(deadline: .now() + .milliseconds(interval.milliseconds), repeating: .milliseconds(max(50, interval.milliseconds)))
+        ticker.schedule(deadline: .now() + .milliseconds(interval.millisecondsRoundedUp), repeating: .milliseconds(max(50, interval.millisecondsRoundedUp)))
         ticker.setEventHandler { [self] in
             let active = progressSnapshot()
             if !active.isEmpty { emit(.progress(active)) }
@@ -255,7 +255,7 @@ public final class DownloadManager: Sendable {
             var list: [ActiveDownload] = []
             for (id, var active) in state.active {
                 if let last = state.lastBytes[id] {
-                    let seconds = Double((now - last.at).components.attoseconds) / 1e18 + Double((now - last.at).components.seconds)
+                    let seconds = (now - last.at).seconds
                     if seconds > 0 { active.rate = Double(active.bytes - last.bytes) / seconds }
                 }
                 state.lastBytes[id] = (active.bytes, now)
@@ -526,7 +526,7 @@ public final class DownloadManager: Sendable {
     }
 
     private func pause() {
-        let seconds = Double(configuration.retryDelay.components.seconds) + Double(configuration.retryDelay.components.attoseconds) / 1e18
+        let seconds = configuration.retryDelay.seconds
         if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
     }
 
@@ -631,13 +631,5 @@ public final class DownloadManager: Sendable {
             emit(.removed(row))
         }
         summary.withLock { $0.removed += removed.count }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds (at least 1 for a positive duration).
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        return Int(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// Receives a document's events as strings, like Foundation's `XMLParserDelegate`.
 ///
@@ -120,7 +121,9 @@ public final class ExpatXMLParser {
     public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(ExpatXMLError) {
         if source == nil { source = path }
         try delivering { () throws(ExpatXMLError) in
-            try FileChunks.read(path: path, chunkSize: chunkSize) { (chunk) throws(ExpatXMLError) in try core.parse(chunk) }
+            try FileChunks.read(path: path, chunkSize: chunkSize, failure: { ExpatXMLError(code: .readFailed, message: $0.message, source: path) }) {
+                (chunk) throws(ExpatXMLError) in try core.parse(chunk)
+            }
             try core.finish()
         }
     }
@@ -166,30 +169,13 @@ public final class ExpatXMLParser {
 @available(*, unavailable, message: "a parser is confined to one thread")
 extension ExpatXMLParser: Sendable {}
 
-/// Reads a file in chunks for any parser.
-enum FileChunks {
-    static func read(path: String, chunkSize: Int, _ body: (Data) throws(ExpatXMLError) -> Void) throws(ExpatXMLError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
-            throw ExpatXMLError(code: .readFailed, message: "\(path) \(reason)", source: path)
-        }
-        defer { try? handle.close() }
-        while true {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: max(1, chunkSize)) } catch {
-                throw ExpatXMLError(code: .readFailed, message: "reading \(path) failed: \(error.localizedDescription)", source: path)
-            }
-            guard let chunk, !chunk.isEmpty else { return }
-            try body(chunk)
-        }
-    }
-}
-
 extension XMLPushParser {
     /// Parses a file, reading it in chunks so memory stays flat, then finishes.
     public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(ExpatXMLError) {
         if source == nil { source = path }
-        try FileChunks.read(path: path, chunkSize: chunkSize) { (chunk) throws(ExpatXMLError) in try parse(chunk) }
+        try FileChunks.read(path: path, chunkSize: chunkSize, failure: { ExpatXMLError(code: .readFailed, message: $0.message, source: path) }) {
+            (chunk) throws(ExpatXMLError) in try parse(chunk)
+        }
         try finish()
     }
 

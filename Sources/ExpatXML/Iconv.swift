@@ -1,6 +1,6 @@
 // The one file that calls glibc's iconv (iconv(3), iconv_open(3)). Everything else goes through these types.
 import Foundation
-import Synchronization
+import Support
 
 enum Iconv {
     /// Whether iconv can decode `charset` into UTF-8.
@@ -15,7 +15,7 @@ enum Iconv {
     fileprivate static var iconvFailure: iconv_t? { iconv_t(bitPattern: -1) }
 
     /// Decoding tables of single-byte charsets, built once per process and shared by every parser.
-    private static let tables = Mutex<[String: [Int32]]>([:])
+    private static let tables = Lock<[String: [Int32]]>([:])
 
     /// The Unicode scalar each byte decodes to in a single-byte charset; U+FFFD where the charset has none.
     /// `nil` when iconv does not know the charset or it is not single-byte.

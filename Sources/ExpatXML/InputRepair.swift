@@ -1,4 +1,5 @@
 import CByteScan
+import Support
 
 /// What a parser repaired to get through a malformed document, counted by kind.
 ///
@@ -761,27 +762,15 @@ final class InputRepairFilter {
         case valid(Int), incomplete, invalid, forbidden(Int)
     }
 
-    /// Checks the UTF-8 sequence whose lead byte (≥ 0x80) is at `index` (RFC 3629's table of well-formed sequences).
+    /// Checks the UTF-8 sequence whose lead byte (≥ 0x80) is at `index`; U+FFFE and U+FFFF, well-formed but not XML
+    /// characters, are `forbidden`.
     private static func utf8Sequence(at index: Int, in base: UnsafePointer<UInt8>, count: Int) -> UTF8Check {
-        let lead = base[index]
-        let length: Int
-        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the range of the second byte
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
-        default: return .invalid
+        switch UTF8Sequence.check(at: index, in: base, count: count) {
+        case .invalid: return .invalid
+        case .incomplete: return .incomplete
+        case .valid(let length):
+            if base[index] == 0xEF && base[index + 1] == 0xBF && base[index + 2] >= 0xBE { return .forbidden(3) }
+            return .valid(length)
         }
-        for offset in 1..<length {
-            guard index + offset < count else { return .incomplete }
-            let byte = base[index + offset]
-            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return .invalid }
-        }
-        if lead == 0xEF && base[index + 1] == 0xBF && base[index + 2] >= 0xBE { return .forbidden(3) }
-        return .valid(length)
     }
 }

@@ -3,6 +3,7 @@
 import CByteScan
 import CExpat
 import Foundation
+import Support
 
 /// A streaming push parser over libexpat that hands out byte views: the fast path.
 ///
@@ -567,31 +568,10 @@ public final class XMLPushParser {
         return index < bytes.count ? index : nil
     }
 
-    private enum UTF8Sequence {
-        case valid(Int), invalid, incomplete
-    }
-
-    /// The well-formed UTF-8 sequence the bytes start with (RFC 3629; the Unicode Standard's table 3-7), or why not.
+    /// The well-formed UTF-8 sequence the bytes start with, or why not.
     private static func utf8Sequence(_ bytes: UnsafeRawBufferPointer) -> UTF8Sequence {
-        let lead = bytes[0]
-        var low: UInt8 = 0x80, high: UInt8 = 0xBF
-        let length: Int
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
-        default: return .invalid
-        }
-        for offset in 1..<length {
-            guard offset < bytes.count else { return .incomplete }
-            let byte = bytes[offset]
-            if offset == 1 ? (byte < low || byte > high) : (byte < 0x80 || byte > 0xBF) { return .invalid }
-        }
-        return .valid(length)
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return .incomplete }
+        return UTF8Sequence.check(at: 0, in: base, count: bytes.count)
     }
 
     // MARK: Decoding

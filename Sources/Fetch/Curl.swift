@@ -5,7 +5,7 @@
 // at once. `CurlEasy` and `CurlMulti` are therefore not `Sendable` and are confined to the transfer thread; the one
 // exception is `curl_multi_wakeup`, which libcurl documents as callable from any thread (`CurlWakeup`).
 import CCurl
-import Synchronization
+import Support
 
 /// A libcurl result code, `CURLcode` (https://curl.se/libcurl/c/libcurl-errors.html).
 ///
@@ -417,7 +417,7 @@ final class CurlMulti {
 /// the same lock before the multi handle is cleaned up, so no wakeup can reach a freed handle.
 final class CurlWakeup: @unchecked Sendable {
     /// The multi handle's address as an integer (a raw pointer is not `Sendable`), 0 when closed.
-    private let handle = Mutex<UInt>(0)
+    private let handle = Lock<UInt>(0)
 
     init() {}
 

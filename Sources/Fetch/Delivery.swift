@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// The consumer side of one transfer: decompresses, hashes, enforces the decoded limits, feeds the consumer, and
 /// turns the transfer thread's completion into a ``FetchResult``.
@@ -328,10 +329,7 @@ final class Delivery {
         return FetchError(kind: kind, message: message, url: url, status: status)
     }
 
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
+    static func seconds(_ duration: Duration) -> TimeInterval { duration.seconds }
 
     // MARK: Without the network
 

@@ -79,12 +79,3 @@ public struct FetchConfiguration: Sendable, Hashable {
     /// The default configuration.
     public init() {}
 }
-
-extension Duration {
-    /// Whole milliseconds, rounded up so a tiny positive duration never becomes 0 ("no timeout" to libcurl).
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int(clamping: millis)
-    }
-}

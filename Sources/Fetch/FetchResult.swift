@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// Why a fetch failed: a kind to match on, the C code behind it, a specific message and the URL.
 public struct FetchError: Error, CustomStringConvertible {

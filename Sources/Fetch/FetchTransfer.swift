@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Support
 
 /// Receives one fetch's response and its decompressed body, piece by piece, as the bytes arrive.
 ///
@@ -50,7 +50,7 @@ public final class FetchTransfer: Sendable {
     /// Keeps the fetcher (and so its transfer thread) alive as long as one of its transfers is.
     private let fetcher: Fetcher?
     let started = ContinuousClock.now
-    private let delivering = Mutex(false)
+    private let delivering = Lock(false)
 
     init(request: FetchRequest, id: UInt64, configuration: FetchConfiguration, loop: TransferLoop?, fetcher: Fetcher?,
          speculative: Bool = false) {
@@ -193,7 +193,7 @@ final class TransferChannel: Sendable {
     let capacity: Int
     /// Abandon instead of pausing while nobody reserved the transfer (``Fetcher/start(_:speculative:)``).
     let abandonsUnreserved: Bool
-    let state = Mutex(State())
+    let state = Lock(State())
 
     init(capacity: Int, abandonsUnreserved: Bool = false) {
         self.capacity = max(1, capacity)

@@ -1,44 +1,6 @@
 // Writing a body to a file as it arrives: open(2), pwrite(2), ftruncate(2), fsync(2), with EINTR retried in one place.
 import Foundation
-
-/// An `errno` value with names for the codes file writing meets (after swift-system's `Errno`).
-public struct Errno: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    /// The number.
-    public let rawValue: Int32
-    /// Wraps a number.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-
-    /// `ENOSPC`: no space left on the device.
-    public static let noSpace = Errno(rawValue: ENOSPC)
-    /// `EDQUOT`: the disk quota is exceeded.
-    public static let quotaExceeded = Errno(rawValue: EDQUOT)
-    /// `EINTR`: interrupted by a signal (retried, never reported).
-    public static let interrupted = Errno(rawValue: EINTR)
-    /// `ENOENT`: no such file or directory.
-    public static let noSuchFile = Errno(rawValue: ENOENT)
-    /// `EACCES`: permission denied.
-    public static let permissionDenied = Errno(rawValue: EACCES)
-    /// `EROFS`: a read-only file system.
-    public static let readOnlyFileSystem = Errno(rawValue: EROFS)
-    /// `EIO`: an input/output error.
-    public static let ioError = Errno(rawValue: EIO)
-    /// `EISDIR`: the path is a directory.
-    public static let isDirectory = Errno(rawValue: EISDIR)
-
-    /// The calling thread's `errno` now.
-    public static var current: Errno { Errno(rawValue: errno) }
-
-    /// `strerror(3)` and the number: `No space left on device (errno 28)`.
-    public var description: String { "\(String(cString: strerror(rawValue))) (errno \(rawValue))" }
-
-    /// Runs a system call again while it fails with `EINTR`.
-    static func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
-}
+import Support
 
 /// A file operation that failed: the `errno`, the path and what was being done.
 public struct FileWriteError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -98,7 +60,7 @@ public final class FileConsumer: FetchConsumer {
     /// Opens `path` for writing, creating it (mode 0644) when missing; the file is not changed until the response.
     public init(path: String) throws(FileWriteError) {
         self.path = path
-        let opened = Errno.retryingOnInterrupt { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        let opened = Errno.retryingInterrupts { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
         guard opened >= 0 else { throw FileWriteError(code: .current, path: path, operation: "open") }
         var status = stat()
         guard fstat(opened, &status) == 0 else {
@@ -121,7 +83,7 @@ public final class FileConsumer: FetchConsumer {
 
     /// Cuts the file to `length` bytes (or extends it with zeros) and writes from there on.
     public func truncate(to length: Int64) throws(FileWriteError) {
-        guard Errno.retryingOnInterrupt({ ftruncate(descriptor, off_t(length)) }) == 0 else {
+        guard Errno.retryingInterrupts({ ftruncate(descriptor, off_t(length)) }) == 0 else {
             throw FileWriteError(code: .current, path: path, operation: "truncate")
         }
         offset = length
@@ -131,7 +93,7 @@ public final class FileConsumer: FetchConsumer {
     /// Flushes the file to the disk (`fsync`), then tells ``checkpointHandler``; returns the durable length.
     @discardableResult
     public func checkpoint() throws(FileWriteError) -> Int64 {
-        guard Errno.retryingOnInterrupt({ fsync(descriptor) }) == 0 else {
+        guard Errno.retryingInterrupts({ fsync(descriptor) }) == 0 else {
             throw FileWriteError(code: .current, path: path, operation: "fsync")
         }
         durableOffset = offset
@@ -150,7 +112,7 @@ public final class FileConsumer: FetchConsumer {
     public func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
         var done = 0
         while done < bytes.count {
-            let written = Errno.retryingOnInterrupt {
+            let written = Errno.retryingInterrupts {
                 pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset))
             }
             guard written > 0 else {
@@ -177,11 +139,11 @@ public enum DownloadFiles {
     /// destination's directory so the new name survives a crash.
     public static func moveIntoPlace(_ source: String, as destination: String) throws(FileWriteError) {
         guard rename(source, destination) == 0 else { throw FileWriteError(code: .current, path: destination, operation: "rename") }
-        let directory = Errno.retryingOnInterrupt {
+        let directory = Errno.retryingInterrupts {
             open((destination as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         guard directory >= 0 else { return }  // the rename is done; only its durability across a crash is not assured
-        _ = Errno.retryingOnInterrupt { fsync(directory) }
+        _ = Errno.retryingInterrupts { fsync(directory) }
         Glibc.close(directory)
     }
 

@@ -1,6 +1,7 @@
 // Reading a local file or standard input for a `FetchRequest.localFile` / `.standardInput` transfer: open(2), fstat(2)
 // and read(2), with EINTR retried in one place.
 import Foundation
+import Support
 
 /// Reads a local file, or standard input, in chunks as they become available.
 ///
@@ -27,7 +28,7 @@ final class LocalFileReader {
             mayWait = !Self.isRegularFile(0)
             return
         }
-        let opened = Self.retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC) }
+        let opened = Errno.retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC) }
         guard opened >= 0 else { throw Failure(message: Self.describe(errno)) }
         var status = stat()
         if fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
@@ -49,20 +50,12 @@ final class LocalFileReader {
     /// Calls `body` with the next bytes read; `false` at the end of the input.
     func read(_ body: (UnsafeRawBufferPointer) -> Void) throws(Failure) -> Bool {
         let count = buffer.withUnsafeMutableBytes { bytes in
-            Self.retryingOnInterrupt { Glibc.read(descriptor, bytes.baseAddress, bytes.count) }
+            Errno.retryingInterrupts { Glibc.read(descriptor, bytes.baseAddress, bytes.count) }
         }
         guard count >= 0 else { throw Failure(message: "read failed: \(Self.describe(errno))") }
         guard count > 0 else { return false }
         buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         return true
-    }
-
-    /// Runs a system call again while it fails with `EINTR`.
-    private static func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
     }
 
     /// An `errno` in words, for the messages people see.

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 
 /// A SHA-256 digest: 32 bytes.
 public struct SHA256Digest: Sendable, Hashable, CustomStringConvertible {
@@ -122,11 +123,8 @@ public struct SHA256: Sendable {
         defer { buffer.deallocate() }
         var total: Int64 = 0
         while true {
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.fileError(path, "cannot be read")
-            }
+            let count = Errno.retryingInterrupts { read(descriptor, buffer.baseAddress, buffer.count) }
+            if count < 0 { throw Self.fileError(path, "cannot be read") }
             if count == 0 { break }
             update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             if let error { throw error }

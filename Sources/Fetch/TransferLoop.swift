@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Synchronization
+import Support
 
 /// Counters a ``Fetcher`` keeps about its transfers.
 public struct FetcherStatistics: Sendable, Hashable {
@@ -39,13 +39,13 @@ final class TransferLoop: Sendable {
     }
 
     let configuration: FetchConfiguration
-    let inbox = Mutex(Inbox())
+    let inbox = Lock(Inbox())
     let wake = CurlWakeup()
-    let statistics = Mutex(FetcherStatistics())
+    let statistics = Lock(FetcherStatistics())
     /// The transfer thread, until the ``shutdown()`` that joins it takes it.
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Lock<pthread_t?>(nil)
     /// The transfer thread, for good.
-    private let loopThread = Mutex<pthread_t?>(nil)
+    private let loopThread = Lock<pthread_t?>(nil)
     /// Signalled (and re-signalled by each waiter) once the thread has cleaned up libcurl: for a second ``shutdown()``
     /// while the first still joins, or after the thread detached itself.
     private let ended = DispatchSemaphore(value: 0)
@@ -441,17 +441,17 @@ private final class EasyTransfer: CurlEasyDelegate {
             if let validator = range.validator { lines.append("If-Range: \(validator)") }
         }
         try easy.setHeaders(lines)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, c.connectTimeout.milliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, c.connectTimeout.millisecondsRoundedUp), "CURLOPT_CONNECTTIMEOUT_MS")
         let total = request.totalTimeout ?? c.totalTimeout
         // 0 is libcurl's "no timeout" (https://curl.se/libcurl/c/CURLOPT_TIMEOUT_MS.html): only when asked for.
-        try easy.set(CURLOPT_TIMEOUT_MS, total == .zero ? 0 : max(1, total.milliseconds), "CURLOPT_TIMEOUT_MS")
+        try easy.set(CURLOPT_TIMEOUT_MS, total == .zero ? 0 : max(1, total.millisecondsRoundedUp), "CURLOPT_TIMEOUT_MS")
         if let rate = request.maximumReceiveRate, rate > 0 {
             // https://curl.se/libcurl/c/CURLOPT_MAX_RECV_SPEED_LARGE.html: libcurl keeps the average below it.
             try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate, "CURLOPT_MAX_RECV_SPEED_LARGE")
         }
         if c.lowSpeedLimit > 0 {
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit, "CURLOPT_LOW_SPEED_LIMIT")
-            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, c.lowSpeedTime.milliseconds / 1000), "CURLOPT_LOW_SPEED_TIME")
+            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, c.lowSpeedTime.millisecondsRoundedUp / 1000), "CURLOPT_LOW_SPEED_TIME")
         }
         // An announced Content-Length above the limit is refused before the body starts; the write callback counts
         // the rest (libcurl 7.88 does not stop a transfer that grows past it).

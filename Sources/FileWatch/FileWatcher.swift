@@ -1,5 +1,6 @@
 // The one file that calls inotify(7): it tells when a file was written, replaced, created or removed.
 import Foundation
+import Support
 import Synchronization
 
 /// Why a file cannot be watched: the call and its `errno`.
@@ -72,11 +73,9 @@ public final class FileWatcher: Sendable {
             while true {
                 var timeout: Int32 = -1
                 if let reportAt {
-                    let (seconds, attoseconds) = (reportAt - ContinuousClock.now).components
-                    timeout = Int32(clamping: max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                    timeout = Int32(clamping: max(0, (reportAt - ContinuousClock.now).millisecondsRoundedUp))
                 }
-                let ready = poll(&descriptors, 2, timeout)
-                if ready < 0 && errno == EINTR { continue }
+                let ready = Errno.retryingInterrupts { poll(&descriptors, 2, timeout) }
                 if ready < 0 || descriptors[1].revents != 0 { return }
                 if ready > 0, Self.readEvents(descriptor, concerning: name) { reportAt = ContinuousClock.now + debounce }
                 if let due = reportAt, ContinuousClock.now >= due {
@@ -109,8 +108,7 @@ public final class FileWatcher: Sendable {
         var concerns = false
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = Errno.retryingInterrupts { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
             guard count > 0 else { return concerns }  // EAGAIN: drained
             buffer.withUnsafeBytes { raw in
                 var offset = 0

@@ -2,6 +2,7 @@ import ArticleStore
 import Dispatch
 import Fetch
 import Foundation
+import Support
 import Synchronization
 import Syndication
 
@@ -67,13 +68,13 @@ public final class IngestPipeline: Sendable {
     public let fetcher: Fetcher
     /// The configuration.
     public let configuration: IngestConfiguration
-    private let observers = Mutex<[any IngestObserver]>([])
+    private let observers = Lock<[any IngestObserver]>([])
     /// Set by ``cancel()``; reset when a run starts.
     private let cancelled = Atomic<Bool>(false)
     /// Set by ``stopStarting()``; never reset (a pipeline stopped gently starts nothing more).
     private let draining = Atomic<Bool>(false)
     /// The running run's shared state, for ``cancel()``.
-    private let current = Mutex<RunSchedule?>(nil)
+    private let current = Lock<RunSchedule?>(nil)
 
     /// Creates a pipeline.
     public init(store: Store?, fetcher: Fetcher = Fetcher(), configuration: IngestConfiguration = IngestConfiguration()) {
@@ -198,7 +199,7 @@ public final class IngestPipeline: Sendable {
             summary.add(result ?? .cancelled)
         }
         let elapsed = ContinuousClock.now - started
-        summary.duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        summary.duration = elapsed.seconds
         current.withLock { $0 = nil }
         emit(.runFinished(summary))
         queue.sync {}  // every event handled

@@ -103,8 +103,3 @@ final class Leasing: Sendable {
         thread.stop()
     }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -1,7 +1,7 @@
 import ArticleStore
 import Fetch
 import Foundation
-import Synchronization
+import Support
 
 /// What the workers of one run share: which feed comes next, the transfers started ahead, and the results.
 ///
@@ -74,7 +74,7 @@ final class RunSchedule: Sendable {
     private let ahead: Int
     private let perHost: Int
     private let receivingLimit: Int
-    private let schedule: Mutex<Schedule>
+    private let schedule: Lock<Schedule>
     private let leasing: Leasing?
     private let workers: Int
 
@@ -97,7 +97,7 @@ final class RunSchedule: Sendable {
                 if plan.fetches, plan.feed != nil { initial.pending.append(index) } else { initial.direct.append(index) }
             }
         }
-        schedule = Mutex(initial)
+        schedule = Lock(initial)
     }
 
     /// The next thing for a worker to do; `nil` when every feed is handed out or the run was cancelled.

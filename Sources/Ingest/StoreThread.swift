@@ -1,6 +1,7 @@
 import ArticleStore
 import Dispatch
 import Foundation
+import Support
 import Synchronization
 import Syndication
 
@@ -92,7 +93,7 @@ final class StoreThread: Sendable {
 final class StoreSession: Sendable {
     let entry: FeedEntry
     let feed: FeedID
-    private let firstError = Mutex<StoreError?>(nil)
+    private let firstError = Lock<StoreError?>(nil)
     private let dropped = Atomic<Bool>(false)
 
     init(entry: FeedEntry, feed: FeedID) {
@@ -117,10 +118,10 @@ final class StoreSession: Sendable {
 /// Articles on their way to the store thread, which takes the array out of the box: it is then the array's only owner,
 /// and can move the articles out instead of copying them (an array in the job itself was also referenced by the job).
 private final class ArticleBatch: Sendable {
-    private let articles: Mutex<[Article]>
+    private let articles: Lock<[Article]>
 
     init(_ articles: consuming [Article]) {
-        self.articles = Mutex(articles)
+        self.articles = Lock(articles)
     }
 
     /// The articles; the box is empty afterwards.
@@ -164,7 +165,7 @@ private struct StoreLoop {
     mutating func run() {
         // While a feed is active, wake at least every half batch interval to commit a slow feed's articles in time.
         let idle = context.configuration.batchInterval / 2
-        let idleNanoseconds = Int(idle.components.seconds) * 1_000_000_000 + Int(idle.components.attoseconds / 1_000_000_000)
+        let idleNanoseconds = Int(idle.seconds * 1e9)
         while true {
             let timeout: DispatchTime = context.activeFeeds.isEmpty ? .distantFuture : .now() + .nanoseconds(max(idleNanoseconds, 1_000_000))
             guard let job = jobs.receive(timeout: timeout) else {
@@ -210,7 +211,7 @@ private struct StoreLoop {
 
 /// A bounded first-in first-out queue of jobs, for one producer and one consumer.
 private final class JobQueue: Sendable {
-    private let queued = Mutex<[Job]>([])
+    private let queued = Lock<[Job]>([])
     /// Counts the jobs queued.
     private let items = DispatchSemaphore(value: 0)
     /// Counts the free places.
@@ -238,7 +239,7 @@ private final class JobQueue: Sendable {
 
 /// The result of a job, waited for by the thread that queued it.
 private final class Reply<T: Sendable>: Sendable {
-    private let result = Mutex<Result<T, StoreError>?>(nil)
+    private let result = Lock<Result<T, StoreError>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func set(_ value: Result<T, StoreError>) {
@@ -259,7 +260,7 @@ public final class StoreAccess: Sendable {
     private let thread: StoreThread
     private let location: String
     /// Whether ``stop()`` ended the thread; held while an operation runs, so none is left waiting on a thread that ended.
-    private let stopped = Mutex(false)
+    private let stopped = Lock(false)
 
     /// Starts the thread (named `name`) and makes its context.
     ///

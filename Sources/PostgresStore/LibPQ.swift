@@ -6,6 +6,7 @@
 import ArticleStore
 import CLibPQ
 import Foundation
+import Support
 
 /// A PostgreSQL location as given (`postgresql://…`), checked by libpq's own parser, and named without its password.
 struct PostgresLocation: Sendable {
@@ -57,26 +58,13 @@ struct PostgresLocation: Sendable {
     /// The URI with the password of its user information (`user:password@`) and of a `password=` query parameter
     /// replaced by `***`, and the password's spellings.
     private static func redact(_ uri: String) -> (String, [String]) {
-        var secrets: [String] = []
-        var result = uri
-        if let schemeEnd = result.range(of: "://") {
-            let afterScheme = result[schemeEnd.upperBound...]
-            let authorityEnd = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? afterScheme.endIndex
-            let authority = afterScheme[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@") {
-                let userInfo = authority[..<at]
-                if let colon = userInfo.firstIndex(of: ":") {
-                    let password = String(userInfo[userInfo.index(after: colon)...])
-                    secrets.append(password)
-                    result.replaceSubrange(userInfo.index(after: colon)..<at, with: "***")
-                }
-            }
-        }
+        var secrets: [String] = Redaction.userInfoPassword(in: uri).map { [$0] } ?? []
+        var result = Redaction.redactedText(uri)
         if let query = result.firstIndex(of: "?") {
             var parts = result[result.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map(String.init)
             for index in parts.indices where parts[index].lowercased().hasPrefix("password=") {
                 secrets.append(String(parts[index].dropFirst("password=".count)))
-                parts[index] = "password=***"
+                parts[index] = "password=" + Redaction.mask
             }
             result = String(result[...query]) + parts.joined(separator: "&")
         }

@@ -2,6 +2,7 @@
 // row reader.
 import ArticleStore
 import Foundation
+import Support
 
 extension PostgresStoreConnection {
     func insertDownload(_ candidate: DownloadCandidate, now: Date) throws(StoreError) -> DownloadQueueOutcome {
@@ -27,7 +28,7 @@ extension PostgresStoreConnection {
     func claimDownload(owner: String, duration: Duration, now: Date) throws(StoreError) -> DownloadRecord? {
         let result = try run(DownloadSQL.claim) { p in
             p.append(owner)
-            p.append(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            p.append(duration.seconds)
         }
         return result.rows > 0 ? Self.download(result, 0) : nil
     }
@@ -35,7 +36,7 @@ extension PostgresStoreConnection {
     func updateDownload(_ lease: DownloadRecord, _ progress: DownloadProgress, duration: Duration, now: Date) throws(StoreError) -> Bool {
         let result = try run(DownloadSQL.progress) { p in
             Self.bindLease(&p, lease, progress)
-            p.append(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            p.append(duration.seconds)
         }
         return result.rows == 1
     }

@@ -3,6 +3,7 @@
 // with FOR UPDATE SKIP LOCKED. It calls libpq only through LibPQ.swift's wrappers.
 import ArticleStore
 import Foundation
+import Support
 import Syndication
 import Scheduling
 
@@ -417,8 +418,7 @@ final class PostgresStoreConnection: StoreConnection {
                 p.append(ids: request.candidates.map(\.rawValue))
                 p.append(Int64(request.limit))
                 p.append(request.owner)
-                p.append(request.duration.components.seconds > 0 || request.duration.components.attoseconds > 0
-                         ? Double(request.duration.components.seconds) + Double(request.duration.components.attoseconds) / 1e18 : 0)
+                p.append(max(request.duration.seconds, 0))
                 p.append(Int64(request.perHostLimit))
                 p.append(Int64(request.due.rawValue))
                 return p
@@ -440,7 +440,7 @@ final class PostgresStoreConnection: StoreConnection {
         let result = try run(SQL.renewLeases) { p in
             p.append(owner)
             p.append(ids: feeds.map(\.rawValue))
-            p.append(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            p.append(duration.seconds)
         }
         return (0..<result.rows).map { row in
             FeedLease(feed: FeedID(rawValue: result.int64(row, 0) ?? 0), epoch: result.int64(row, 1) ?? 0, owner: owner,

@@ -2,7 +2,7 @@
 // routing table has a default route, and hears when routes, links or addresses change.
 import CNetlink
 import Foundation
-import Synchronization
+import Support
 
 /// Why the route monitor could not start or read the routing table: the call, the `errno` and its text.
 public struct NetlinkError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -98,13 +98,14 @@ final class NetlinkSocket {
     func drainNotifications() throws(NetlinkError) -> Bool {
         var any = false
         while true {
-            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let received = Errno.retryingInterrupts {
+                buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
             if received > 0 {
                 any = true
                 continue
             }
             if received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return any }
-            if received < 0 && errno == EINTR { continue }
             // ENOBUFS: the kernel dropped notifications because we were slow; the caller re-reads the table anyway.
             if received < 0 && errno == ENOBUFS { return true }
             if received < 0 { throw NetlinkError(call: "recv", code: errno) }
@@ -113,12 +114,9 @@ final class NetlinkSocket {
     }
 
     private func receive() throws(NetlinkError) -> Int {
-        while true {
-            let received = buffer.withUnsafeMutableBytes { mnl_socket_recvfrom(handle, $0.baseAddress, $0.count) }
-            if received >= 0 { return received }
-            if errno == EINTR { continue }
-            throw NetlinkError(call: "mnl_socket_recvfrom", code: errno)
-        }
+        let received = Errno.retryingInterrupts { buffer.withUnsafeMutableBytes { mnl_socket_recvfrom(handle, $0.baseAddress, $0.count) } }
+        if received >= 0 { return received }
+        throw NetlinkError(call: "mnl_socket_recvfrom", code: errno)
     }
 
     /// Whether a `RTM_NEWROUTE` message is a default route of the main table: destination length 0, unicast, table
@@ -173,13 +171,11 @@ public final class RouteMonitor: Sendable {
             var descriptors = [pollfd(fd: watched.events.descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
             while true {
-                let ready = poll(&descriptors, 2, -1)
-                if ready < 0 && errno == EINTR { continue }
+                let ready = Errno.retryingInterrupts { poll(&descriptors, 2, -1) }
                 if ready < 0 || descriptors[1].revents != 0 { return }
                 guard (try? watched.events.drainNotifications()) == true else { continue }
                 // Let a burst settle, drop what it added, then read the table once.
-                let (seconds, attoseconds) = settle.components
-                usleep(useconds_t(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+                usleep(useconds_t(max(settle.seconds, 0) * 1e6))
                 _ = try? watched.events.drainNotifications()
                 guard let snapshot = try? watched.requests.readRoutes() else { continue }
                 let changed = current.value.withLock { old -> Bool in
@@ -210,8 +206,8 @@ public final class RouteMonitor: Sendable {
 
 /// The last snapshot, shared by the monitor and its thread.
 private final class SnapshotBox: Sendable {
-    let value: Mutex<RouteSnapshot>
-    init(_ snapshot: RouteSnapshot) { value = Mutex(snapshot) }
+    let value: Lock<RouteSnapshot>
+    init(_ snapshot: RouteSnapshot) { value = Lock(snapshot) }
 }
 
 /// The two sockets, handed from the thread that opened them to the monitor's thread, which alone uses them after.

@@ -2,6 +2,7 @@
 // context pointer points at a `JSONParserState` struct, never at a Swift object, and nothing throws across C.
 import CYajl
 import Foundation
+import Support
 
 /// A streaming push parser over yajl that hands out byte views: JSON's counterpart of ExpatXML's `XMLPushParser`.
 ///
@@ -235,23 +236,11 @@ public final class JSONPushParser {
     ///
     /// - Throws: ``JSONError`` for a parse error, or ``JSONError/Code/readFailed`` when the file cannot be read.
     public func parse(contentsOfFile path: String, chunkSize: Int = 64 * 1024) throws(JSONError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let error = JSONError(code: .readFailed, message: "cannot open \(path)", source: source ?? path)
+        try FileChunks.read(path: path, chunkSize: chunkSize, failure: { reason in
+            let error = JSONError(code: .readFailed, message: reason.message, byteOffset: consumed, source: source ?? path)
             phase = .failed(error)
-            throw error
-        }
-        defer { try? handle.close() }
-        while true {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: max(1, chunkSize)) } catch {
-                let failure = JSONError(code: .readFailed, message: "reading \(path) failed: \(error.localizedDescription)",
-                                        byteOffset: consumed, source: source ?? path)
-                phase = .failed(failure)
-                throw failure
-            }
-            guard let chunk, !chunk.isEmpty else { break }
-            try parse(chunk)
-        }
+            return error
+        }) { (chunk) throws(JSONError) in try parse(chunk) }
         try finish()
     }
 

@@ -5,6 +5,7 @@ import ExpatXML
 import Foundation
 import SafeHTML
 import StreamingJSON
+import Support
 
 /// How a ``FeedParser`` reads a feed.
 public struct FeedParserConfiguration: Sendable, Hashable {
@@ -421,26 +422,14 @@ extension FeedParser {
         var configuration = configuration
         if configuration.mediaType == nil { configuration.mediaType = FeedParserConfiguration.mediaType(forFileName: path) }
         let parser = FeedParser(source: source ?? path, configuration: configuration, onArticle: onArticle)
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            var summary = parser.summary
-            summary.error = FeedError(kind: .xml(.readFailed), message: "cannot open \(path)", line: 0, column: 0,
-                                      byteOffset: -1, source: source ?? path)
-            return summary
-        }
-        defer { try? handle.close() }
-        do {
-            while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
-                try parser.parse(chunk)
-            }
+        do throws(FeedError) {
+            try FileChunks.read(path: path, failure: { reason in
+                FeedError(kind: .xml(.readFailed), message: reason.message, line: 0, column: 0, byteOffset: -1, source: source ?? path)
+            }) { (chunk) throws(FeedError) in try parser.parse(chunk) }
             try parser.finish()
-        } catch let error as FeedError {
-            var summary = parser.summary
-            summary.error = error
-            return summary
         } catch {
             var summary = parser.summary
-            summary.error = FeedError(kind: .xml(.readFailed), message: "reading \(path) failed: \(error.localizedDescription)",
-                                      line: 0, column: 0, byteOffset: -1, source: source ?? path)
+            summary.error = error
             return summary
         }
         return parser.summary

@@ -8,7 +8,7 @@ import Foundation
 import Ingest
 import Reachability
 import Scheduling
-import Synchronization
+import Support
 
 /// How a ``WatchService`` runs; every field has a documented default.
 public struct WatchConfiguration: Sendable {
@@ -135,7 +135,7 @@ public final class WatchService: Sendable {
     private let observers: [any IngestObserver]
     private let onEvent: @Sendable (WatchEvent) -> Void
     private let access: StoreAccess
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let wake = DispatchSemaphore(value: 0)
     private let runsDone = DispatchGroup()
 
@@ -151,7 +151,7 @@ public final class WatchService: Sendable {
         self.observers = observers
         self.onEvent = onEvent
         access = try StoreAccess(store: store, name: "feedingest.watch.store")
-        state = Mutex(State(reachability: ReachabilityState(policy: configuration.reachability, routeKnown: false)))
+        state = Lock(State(reachability: ReachabilityState(policy: configuration.reachability, routeKnown: false)))
     }
 
     // MARK: The list
@@ -229,7 +229,7 @@ public final class WatchService: Sendable {
         monitor?.stop()
         let pipelines = state.withLock { Array($0.runs.values) }
         for pipeline in pipelines { pipeline.stopStarting() }
-        let grace = Double(configuration.grace.components.seconds) + Double(configuration.grace.components.attoseconds) / 1e18
+        let grace = configuration.grace.seconds
         if runsDone.wait(timeout: .now() + grace) == .timedOut {
             for pipeline in state.withLock({ Array($0.runs.values) }) { pipeline.cancel() }
             runsDone.wait()

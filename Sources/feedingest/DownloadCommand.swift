@@ -4,7 +4,7 @@ import Downloads
 import Fetch
 import Foundation
 import PostgresStore
-import Synchronization
+import Support
 import Syndication
 
 /// `feedingest download [options]`: downloads the enclosures of stored articles, resuming partial downloads.
@@ -233,7 +233,7 @@ enum DownloadCommand {
 /// downloads recorded as paused); a second exits at once.
 final class DownloadSignalWatcher {
     private final class First: Sendable {
-        let signal = Mutex<Int32?>(nil)
+        let signal = Lock<Int32?>(nil)
     }
 
     private let sources: [any DispatchSourceSignal]

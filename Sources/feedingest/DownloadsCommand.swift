@@ -1,6 +1,7 @@
 import ArticleStore
 import Fetch
 import Foundation
+import Support
 import Syndication
 
 /// `feedingest downloads [--json] [--store PATH]`: the download tracker, as a table or as NDJSON.

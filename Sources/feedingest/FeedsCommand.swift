@@ -1,6 +1,7 @@
 import ArticleStore
 import Fetch
 import Foundation
+import Support
 import Syndication
 
 /// `feedingest feeds [--json] [--store PATH]`: every stored feed's state, as a table or as NDJSON.

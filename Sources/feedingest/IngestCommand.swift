@@ -3,7 +3,7 @@ import Fetch
 import Foundation
 import Ingest
 import PostgresStore
-import Synchronization
+import Support
 import Syndication
 
 /// `feedingest [ingest] FEEDS [options]`: fetches a feed list into the store and prints new articles as NDJSON.
@@ -262,7 +262,7 @@ enum IngestCommand {
 final class SignalWatcher {
     /// The first signal received; shared with the handlers.
     private final class First: Sendable {
-        let signal = Mutex<Int32?>(nil)
+        let signal = Lock<Int32?>(nil)
     }
 
     private let sources: [any DispatchSourceSignal]

@@ -2,6 +2,7 @@ import ArticleStore
 import Fetch
 import Foundation
 import Ingest
+import Support
 import Syndication
 
 // The command line's observers. Each is `@unchecked Sendable` for one reason: its mutable state, and the standard
@@ -211,9 +212,7 @@ final class StatusObserver: IngestObserver, @unchecked Sendable {
         }
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    static func seconds(_ duration: Duration) -> Double { duration.seconds }
 }
 
 /// Collects what `--report FILE` writes: the run's summary and each feed's result, in list order. The document is
@@ -396,9 +395,7 @@ final class RunReportObserver: IngestObserver, @unchecked Sendable {
         json.endObject()
     }
 
-    private static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-    }
+    private static func milliseconds(_ duration: Duration) -> Int { duration.millisecondsRoundedUp }
 }
 
 extension ArticleOutputObserver {

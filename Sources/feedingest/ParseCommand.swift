@@ -1,6 +1,7 @@
 import Fetch
 import Foundation
 import Ingest
+import Support
 import Syndication
 
 /// `feedingest parse FILE... [--report FILE]`: articles of feed files as NDJSON, without a store.

@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import Support
 import Syndication
 
 // The command's one rule for what it shows: a URL's password never reaches stdout, stderr or a report

@@ -1,7 +1,7 @@
 // The one file of the command that calls the C library directly (write(2), signal(2), isatty(3)).
 import Fetch
 import Foundation
-import Synchronization
+import Support
 
 /// Buffered output to a file descriptor, flushed on request and when the buffer fills; safe from any thread.
 ///
@@ -25,9 +25,9 @@ final class OutputStream: Sendable {
 
     private let descriptor: Int32
     private let capacity: Int
-    private let buffer: Mutex<Buffer>
+    private let buffer: Lock<Buffer>
     private let redactsText: Bool
-    private let closeHandler = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let closeHandler = Lock<(@Sendable (String) -> Void)?>(nil)
 
     /// `redactsText`: every ``write(_:)-(String)`` masks the password of any URL in the text (`Redaction.redactedText`),
     /// a net under the messages written for people (stderr), which may quote a URL from an error or from libcurl.
@@ -37,7 +37,7 @@ final class OutputStream: Sendable {
         self.redactsText = redactsText
         var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
-        buffer = Mutex(Buffer(bytes: bytes))
+        buffer = Lock(Buffer(bytes: bytes))
     }
 
     /// SIGPIPE would end the process without a word; the failed `write(2)` (`EPIPE`) closes the stream instead.
@@ -119,11 +119,12 @@ final class OutputStream: Sendable {
         guard buffer.closedReason == nil else { return nil }
         var offset = 0
         while offset < buffer.bytes.count {
-            let written = buffer.bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = Errno.retryingInterrupts {
+                buffer.bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            }
             if written < 0 {
-                if errno == EINTR { continue }
                 // The reader is gone (EPIPE), a full disk, a closed descriptor: nothing more can reach it.
-                let reason = errno == EPIPE ? "broken pipe: the reader exited" : String(cString: strerror(errno))
+                let reason = Errno.current == .brokenPipe ? "broken pipe: the reader exited" : Errno.current.message
                 buffer.closedReason = reason
                 buffer.lostRecords += buffer.recordEnds.count { $0 > offset }
                 buffer.bytes.removeAll()

@@ -2,6 +2,7 @@ import Foundation
 import ArticleStore
 import Fetch
 import PostgresStore
+import Support
 
 /// Where the store is, for every command that uses one: `--store`, else `FEEDINGEST_STORE`, else
 /// `$XDG_DATA_HOME/feedingest/feedingest.sqlite`, with `~/.local/share` when `XDG_DATA_HOME` is unset or not absolute.

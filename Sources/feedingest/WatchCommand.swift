@@ -6,7 +6,7 @@ import Foundation
 import Ingest
 import PostgresStore
 import Scheduling
-import Synchronization
+import Support
 import SystemdNotify
 import Watch
 
@@ -252,7 +252,7 @@ final class ListReloader: Sendable {
     let stats: WatchStats
     let quiet: Bool
     /// One reload at a time (inotify's thread and the signal queue may both ask).
-    private let lock = Mutex(())
+    private let lock = Lock(())
 
     init(path: String, name: String, service: WatchService, stats: WatchStats, quiet: Bool) {
         self.path = path
@@ -305,7 +305,7 @@ final class WatchSignals {
     init(service: WatchService, reloader: ListReloader, notifier: ServiceNotifier, stats: WatchStats, quiet: Bool,
          onStop: @escaping @Sendable () -> Void = {}) {
         let queue = DispatchQueue(label: "feedingest.signals")
-        let first = Mutex<Int32?>(nil)
+        let first = Lock<Int32?>(nil)
         var sources: [any DispatchSourceSignal] = []
         for number in Self.numbers {
             signal(number, SIG_IGN)  // delivered through the dispatch source instead
@@ -369,7 +369,7 @@ final class WatchStats: IngestObserver, Sendable {
     let quiet: Bool
     /// Whether the metrics carry the download counters (`--download`).
     let downloads: Bool
-    private let counters = Mutex(Counters())
+    private let counters = Lock(Counters())
 
     init(isTerminal: Bool, quiet: Bool, downloads: Bool = false) {
         self.isTerminal = isTerminal

@@ -3,7 +3,7 @@ import Dispatch
 import Downloads
 import Foundation
 import Ingest
-import Synchronization
+import Support
 import Watch
 
 /// `watch --download`: queues the enclosures of the articles a watch commits and downloads them on a thread of its own,
@@ -25,7 +25,7 @@ final class WatchDownloads: IngestObserver, Sendable {
 
     let manager: DownloadManager
     let selection: DownloadSelection
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let stats: WatchStats

@@ -1,6 +1,6 @@
 import ArticleStore
 import Foundation
-import Synchronization
+import Support
 import Syndication
 import TestSupport
 import Testing
@@ -15,7 +15,7 @@ func probeExecutable() throws -> String {
 
 /// A flag shared with the watchdog.
 final class Flag: Sendable {
-    let value = Mutex(false)
+    let value = Lock(false)
 }
 
 /// A StoreProbe child process whose stdout is read line by line as it runs.

@@ -2,7 +2,7 @@ import ArticleStore
 import Downloads
 import Fetch
 import Foundation
-import Synchronization
+import Support
 import Syndication
 import TestSupport
 import Testing
@@ -33,7 +33,7 @@ struct ManagerTests {
     }
 
     final class Recorder: DownloadObserver {
-        let events = Mutex<[String]>([])
+        let events = Lock<[String]>([])
         func download(_ event: DownloadEvent) {
             let name: String
             switch event {
@@ -76,7 +76,7 @@ struct ManagerTests {
         try manager.queue(DownloadSelection())
         let partial = try #require(try store.makeContext().downloads().first).partialPath
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<DownloadSummary?>(nil)
+        let result = Lock<DownloadSummary?>(nil)
         Thread {
             let summary = manager.run()
             result.withLock { $0 = summary }
@@ -142,7 +142,7 @@ extension ManagerTests {
 extension ManagerTests {
     /// Keeps each finished or failed download's result.
     final class Results: DownloadObserver {
-        let results = Mutex<[DownloadResult]>([])
+        let results = Lock<[DownloadResult]>([])
         func download(_ event: DownloadEvent) {
             switch event {
             case .finished(let result), .failed(let result): results.withLock { $0.append(result) }

@@ -1,6 +1,6 @@
 import Fetch
 import Foundation
-import Synchronization
+import Support
 import Syndication
 import TestSupport
 import Testing
@@ -48,7 +48,7 @@ struct ArticleStreamingTests {
     func firstArticleBeforeTheRestIsSent(gzip: String) throws {
         let token = makeToken() + gzip
         let consumer = ArticleConsumer()
-        let seenFirst = Mutex<String?>(nil)
+        let seenFirst = Lock<String?>(nil)
         consumer.onArticle = { article in
             if consumer.articles.count == 1 {
                 seenFirst.withLock { $0 = article.title }

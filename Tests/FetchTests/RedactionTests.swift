@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import Support
 import Testing
 
 /// `Redaction`: the display form of URLs and messages, a user information's password replaced by `***`.

@@ -1,7 +1,7 @@
 import ExpatXML
 import Fetch
 import Foundation
-import Synchronization
+import Support
 import TestSupport
 import Testing
 
@@ -22,7 +22,7 @@ struct StreamingTests {
         let token = makeToken() + gzip
         let fetcher = Fetcher()
         let consumer = CountingConsumer()
-        let released = Mutex(false)
+        let released = Lock(false)
         consumer.counter.onItem = { count in
             if count == 1 {
                 released.withLock { $0 = true }

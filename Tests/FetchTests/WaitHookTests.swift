@@ -1,6 +1,6 @@
 import Fetch
 import Foundation
-import Synchronization
+import Support
 import TestSupport
 import Testing
 
@@ -39,7 +39,7 @@ struct WaitHookTests {
         let server = try FaultServer.shared.get()
         let token = makeToken() + gzip
         let consumer = Recorder()
-        let bytesBeforeRelease = Mutex<Int?>(nil)
+        let bytesBeforeRelease = Lock<Int?>(nil)
         consumer.onWait = {
             guard bytesBeforeRelease.withLock({ $0 }) == nil else { return }
             bytesBeforeRelease.withLock { $0 = consumer.bytes }

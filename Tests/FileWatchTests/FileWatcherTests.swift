@@ -1,13 +1,13 @@
 import FileWatch
 import Foundation
-import Synchronization
+import Support
 import Testing
 
 @Suite("FileWatcher (inotify)", .serialized)
 struct FileWatcherTests {
     /// Counts the watcher's callbacks; `wait(for:)` polls until the count reaches a value or 5 seconds pass.
     final class Counter: Sendable {
-        let count = Mutex(0)
+        let count = Lock(0)
         func bump() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
         func wait(for expected: Int) -> Bool {

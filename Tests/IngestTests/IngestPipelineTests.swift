@@ -2,6 +2,7 @@ import ArticleStore
 import Dispatch
 import Foundation
 import Ingest
+import Support
 import Synchronization
 import Syndication
 import TestSupport
@@ -13,7 +14,7 @@ private let realworld = Paths.realworld
 /// Records every event, checking that no two are handled at once and that all arrive on the event queue.
 private final class Recorder: IngestObserver {
     let queue: DispatchQueue
-    let events = Mutex<[IngestEvent]>([])
+    let events = Lock<[IngestEvent]>([])
     let busy = Atomic<Bool>(false)
     let overlaps = Atomic<Int>(0)
     let offQueue = Atomic<Int>(0)
@@ -139,7 +140,7 @@ struct IngestPipelineTests {
         let first = pipeline.run([entry])
         #expect(first.articles.new == 100)
 
-        let changes = Mutex<[ArticleChange?]>([])
+        let changes = Lock<[ArticleChange?]>([])
         let second = IngestPipeline(store: store)
         second.addObserver(ClosureObserver { event in
             if case .articleIngested(let stored) = event { changes.withLock { $0.append(stored.change) } }
@@ -185,7 +186,7 @@ struct IngestPipelineTests {
     }
 
     @Test func anEmptyRunStillStartsAndFinishes() {
-        let events = Mutex<[String]>([])
+        let events = Lock<[String]>([])
         let pipeline = IngestPipeline(store: nil)
         pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append("\(event)".prefix(10).description) } })
         let summary = pipeline.run([])
@@ -209,7 +210,7 @@ struct IngestPipelineTests {
         let pipeline = IngestPipeline(store: store)
         pipeline.addObserver(ClosureObserver { event in if case .articleIngested = event { stored.signal() } })
         let finished = DispatchSemaphore(value: 0)
-        let summary = Mutex<IngestSummary?>(nil)
+        let summary = Lock<IngestSummary?>(nil)
         let run = Thread {
             summary.withLock { $0 = pipeline.run([FeedEntry(location: .local(fifo), source: "fifo")]) }
             finished.signal()

@@ -1,6 +1,7 @@
 import ArticleStore
 import Foundation
 import Ingest
+import Support
 import Synchronization
 import Syndication
 import TestSupport
@@ -83,7 +84,7 @@ struct StoreThreadTests {
         var ingest = IngestConfiguration()
         ingest.jobs = 1  // the same worker, store thread and context take the small feed after the big one fails
         let pipeline = IngestPipeline(store: store, configuration: ingest)
-        let events = Mutex<[IngestEvent]>([])
+        let events = Lock<[IngestEvent]>([])
         pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append(event) } })
         let summary = pipeline.run([bigEntry, smallEntry])
 
@@ -130,13 +131,13 @@ struct StoreThreadTests {
         var ingest = IngestConfiguration()
         ingest.jobs = 3
         let pipeline = IngestPipeline(store: store, configuration: ingest)
-        let events = Mutex<[IngestEvent]>([])
+        let events = Lock<[IngestEvent]>([])
         pipeline.addObserver(ClosureObserver { event in
             if case .articleIngested = event { usleep(5) }  // an observer slower than the store threads
             events.withLock { $0.append(event) }
         })
         let finished = DispatchSemaphore(value: 0)
-        let summary = Mutex<IngestSummary?>(nil)
+        let summary = Lock<IngestSummary?>(nil)
         let feeds = entries
         Thread {
             let result = pipeline.run(feeds)
@@ -156,7 +157,7 @@ struct StoreThreadTests {
     /// commit, and never a flush per article.
     @Test func aBatchEndFollowsEachCommitsArticlesAndEveryOtherEvent() throws {
         final class Recorder: IngestObserver, Sendable {
-            let log = Mutex<[String]>([])
+            let log = Lock<[String]>([])
             func ingest(_ event: IngestEvent) {
                 let line: String
                 switch event {
@@ -208,7 +209,7 @@ struct StoreThreadTests {
     /// by one batch end, not one by one (issue 18: one `write(2)` per NDJSON line before), and all before the feed's end.
     @Test func withoutAStoreArticlesAreReportedInBatches() throws {
         final class Recorder: IngestObserver, Sendable {
-            let log = Mutex<[String]>([])
+            let log = Lock<[String]>([])
             func ingest(_ event: IngestEvent) {
                 switch event {
                 case .articleIngested(let article): log.withLock { $0.append(article.article.id) }
@@ -270,7 +271,7 @@ struct StoreThreadTests {
 
         func reported(_ store: Store?) -> [IngestedArticle] {
             let pipeline = IngestPipeline(store: store)
-            let articles = Mutex<[IngestedArticle]>([])
+            let articles = Lock<[IngestedArticle]>([])
             pipeline.addObserver(ClosureObserver { event in
                 if case .articleIngested(let article) = event { articles.withLock { $0.append(article) } }
             })
@@ -340,7 +341,7 @@ struct StoreThreadTests {
         var ingest = IngestConfiguration()
         ingest.jobs = 2
         let pipeline = IngestPipeline(store: store, configuration: ingest)
-        let events = Mutex<[IngestEvent]>([])
+        let events = Lock<[IngestEvent]>([])
         pipeline.addObserver(ClosureObserver { event in events.withLock { $0.append(event) } })
         let summary = pipeline.run(entries)
         locker.waitUntilExit()
@@ -382,7 +383,7 @@ struct StoreThreadTests {
             if case .articleIngested = event, seen.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
         })
         let finished = DispatchSemaphore(value: 0)
-        let summary = Mutex<IngestSummary?>(nil)
+        let summary = Lock<IngestSummary?>(nil)
         Thread {
             summary.withLock { $0 = pipeline.run([FeedEntry(location: .local(feedURL.path), source: "big")]) }
             finished.signal()
@@ -420,7 +421,7 @@ struct StoreThreadHandOffTests {
         let url = server.url("/stream?items=20&token=\(token)")
         let pipeline = IngestPipeline(store: store)
         let fallbackFired = Atomic<Bool>(false)
-        let first = Mutex<(title: String?, afterFallback: Bool)?>(nil)
+        let first = Lock<(title: String?, afterFallback: Bool)?>(nil)
         pipeline.addObserver(ClosureObserver { event in
             guard case .articleIngested(let stored) = event else { return }
             let isFirst = first.withLock { first -> Bool in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Support
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +18,7 @@ public final class ChildProcess: @unchecked Sendable {
     private let output = Pipe()
     private let errors: Pipe?
     private let input: Pipe?
-    private let unread = Mutex<[UInt8]>([])
+    private let unread = Lock<[UInt8]>([])
 
     /// This process's pid, as servers take it in `--parent PID`: they poll it and exit when it is gone.
     public static let parentArgument = String(getpid())
@@ -166,7 +166,7 @@ public enum Spawn {
             throw TestSupportError("posix_spawn \(path): \(String(cString: strerror(spawned)))")
         }
         // Read stdout on a thread of its own, so the child never blocks on a full pipe while this thread polls wait4.
-        let collected = Mutex<[UInt8]>([])
+        let collected = Lock<[UInt8]>([])
         let drained = DispatchSemaphore(value: 0)
         if !discardsOutput {
             let fd = pipeEnds[0]
@@ -249,7 +249,7 @@ extension ChildProcess {
         process.standardInput = input
         try process.run()
         let group = DispatchGroup()
-        let collected = Mutex<(output: Data, errors: Data)>((Data(), Data()))
+        let collected = Lock<(output: Data, errors: Data)>((Data(), Data()))
         group.enter()
         DispatchQueue.global().async {
             let data = output.fileHandleForReading.readDataToEndOfFile()

@@ -1,4 +1,5 @@
 import Foundation
+import Support
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +25,7 @@ public final class PostgresServer: @unchecked Sendable {
     /// The role with a password, and its password.
     public static let passwordRole = (name: "feedingest_pw", password: "s3cret-Horse-Battery")
     private let watchdog: pid_t
-    private let stopped = Mutex(false)
+    private let stopped = Lock(false)
     private let databases = Atomic<Int>(0)
 
     /// One server for the whole test process, started on first use; tests keep apart with a database each

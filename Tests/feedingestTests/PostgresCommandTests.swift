@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Support
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -52,7 +52,7 @@ struct PostgresCommandTests {
         }
         let (list, tokens) = try Self.faultList(faults, count: 300, items: 3, prefix: "three", in: directory)
 
-        let results = Mutex<[Int: CommandRunner.Result]>([:])
+        let results = Lock<[Int: CommandRunner.Result]>([:])
         DispatchQueue.concurrentPerform(iterations: 3) { process in
             let report = directory.appendingPathComponent("report-\(process).json").path
             // --due: the schedule, as cron runs on several hosts use it; an explicit run without it would fetch every

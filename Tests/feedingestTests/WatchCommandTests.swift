@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Support
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -12,7 +12,7 @@ final class WatchProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` and the files are set in init and never replaced; the lines read are behind a Mutex.
     let process = Process()
     let stderrFile: URL
-    private final class Lines: Sendable { let value = Mutex<[String]>([]) }
+    private final class Lines: Sendable { let value = Lock<[String]>([]) }
     private let lines = Lines()
     private let reader = DispatchGroup()
 
@@ -339,7 +339,7 @@ struct WatchCommandTests {
         #expect(bound == 0)
         var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let received = Mutex<[String]>([])
+        let received = Lock<[String]>([])
         func drain() {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -387,7 +387,7 @@ struct WatchCommandTests {
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let screen = Mutex("")
+        let screen = Lock("")
         Thread {
             while true {
                 let data = terminal.fileHandleForReading.availableData
