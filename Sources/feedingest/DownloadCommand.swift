@@ -123,7 +123,10 @@ enum DownloadCommand {
         let fetcher = Fetcher(configuration: fetch)
         let manager = DownloadManager(store: store, fetcher: fetcher, configuration: configuration)
         if !quiet { manager.addObserver(DownloadProgressObserver(isTerminal: isatty(2) == 1)) }
-        let signals = DownloadSignalWatcher(manager: manager, quiet: quiet)
+        let signals = SignalWatcher(onFirst: { _ in
+            if !quiet { SignalWatcher.announce("feedingest: interrupted; keeping the partial files (again to quit at once)") }
+            manager.cancel()
+        })
         do {
             if parsed.flags.contains("--retry-failed") {
                 let requeued = try manager.retryFailed()
@@ -227,50 +230,4 @@ enum DownloadCommand {
 
     /// Bytes per second (or a size): `500000`, `500k`, `2M`, `1.5G` (1024-based), with an optional `B`, `iB` or `/s`.
     static func rate(_ text: String) -> Int64? { Arguments.byteCount(text, allowsRate: true) }
-}
-
-/// SIGINT and SIGTERM during `download`: the first stops the transfers (partial files are flushed and kept, the
-/// downloads recorded as paused); a second exits at once.
-final class DownloadSignalWatcher {
-    private final class First: Sendable {
-        let signal = Mutex<Int32?>(nil)
-    }
-
-    private let sources: [any DispatchSourceSignal]
-    private let first = First()
-
-    /// The first signal received, if any.
-    var received: Int32? { first.signal.withLock { $0 } }
-
-    init(manager: DownloadManager, quiet: Bool) {
-        let queue = DispatchQueue(label: "feedingest.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // delivered through the dispatch source instead
-            sources.append(DispatchSource.makeSignalSource(signal: number, queue: queue))
-        }
-        self.sources = sources
-        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [first] in
-                let again = first.signal.withLock { received -> Bool in
-                    if received != nil { return true }
-                    received = number
-                    return false
-                }
-                if again { _exit(128 + number) }
-                if !quiet {
-                    let clear = isatty(2) == 1 ? "\r\u{1B}[K" : ""
-                    StandardStreams.error.write(clear + "feedingest: interrupted; keeping the partial files (again to quit at once)\n")
-                }
-                manager.cancel()
-            }
-            source.resume()
-        }
-    }
-
-    /// Stops watching: the signals' default actions return.
-    func stop() {
-        for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
-    }
 }

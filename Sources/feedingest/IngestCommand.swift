@@ -201,7 +201,10 @@ enum IngestCommand {
         if !quiet { pipeline.addObserver(StatusObserver(isTerminal: isatty(2) == 1, badLines: list.problems.count, stores: store != nil)) }
         let report = reportPath.map { _ in RunReportObserver(entries: list.entries) }
         if let report { pipeline.addObserver(report) }
-        let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
+        let signals = SignalWatcher(onFirst: { _ in
+            if !quiet { SignalWatcher.announce("feedingest: interrupted; finishing what is complete (again to quit at once)") }
+            pipeline.cancel()
+        })
         let summary = withExtendedLifetime(subscriptions) { pipeline.run(list.entries) }
         signals.stop()
         pipeline.fetcher.shutdown()  // its thread's libcurl/OpenSSL clean-up is over before the process exits

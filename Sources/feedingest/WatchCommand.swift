@@ -213,8 +213,12 @@ enum WatchCommand {
             if !quiet { StandardStreams.error.write("feedingest: not watching \(listPath) for changes (\(error)); SIGHUP reloads it\n") }
         }
         let notifier = ServiceNotifier()
-        let signals = WatchSignals(service: service, reloader: reloader, notifier: notifier, stats: stats, quiet: quiet,
-                                   onStop: { downloads?.manager.cancel() })
+        let signals = SignalWatcher(onFirst: { _ in
+            _ = try? notifier.stopping(status: "stopping: finishing the feeds in flight")
+            if !quiet { stats.line("feedingest: stopping; finishing the feeds in flight (again to quit at once)") }
+            service.stop()
+            downloads?.manager.cancel()
+        }, onHangUp: { reloader.reload() })
         // The reader went away: what the service would print has nowhere to go, so it stops (leases released, what is
         // committed kept) and exits 1, so that a supervisor restarts it (Restart=on-failure).
         StandardStreams.output.onClose = { _ in
