@@ -6,15 +6,15 @@ import Watch
 /// twice per its interval.
 final class Ticker: Sendable {
     private let service: WatchService
-    private let stats: WatchStats
+    private let reporter: WatchReporter
     private let notifier: ServiceNotifier
     private let metricsPath: String?
     private let stopping = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
 
-    init(service: WatchService, stats: WatchStats, notifier: ServiceNotifier, metricsPath: String?) {
+    init(service: WatchService, reporter: WatchReporter, notifier: ServiceNotifier, metricsPath: String?) {
         self.service = service
-        self.stats = stats
+        self.reporter = reporter
         self.notifier = notifier
         self.metricsPath = metricsPath
     }
@@ -23,7 +23,7 @@ final class Ticker: Sendable {
         let snapshot = service.snapshot()
         let network = snapshot.offlineReason.map { "paused (\($0))" } ?? "online"
         return "\(StatusObserver.plural(snapshot.feeds, "feed")) · \(snapshot.dueWithinMinute) due in 1 min · "
-            + "\(snapshot.inFlight) in flight · \(network) · \(stats.current.today) articles today"
+            + "\(snapshot.inFlight) in flight · \(network) · \(reporter.statistics.current.today) articles today"
     }
 
     func start() {
@@ -35,7 +35,7 @@ final class Ticker: Sendable {
             while stopping.wait(timeout: .now() + 1) == .timedOut {
                 tick += 1
                 StandardStreams.output.checkReader()  // a reader gone while nothing is printed stops the service too
-                stats.draw(statusText())
+                reporter.console.draw(statusText())
                 if tick % 5 == 0 {
                     writeMetrics()
                     _ = try? notifier.status(statusText())
@@ -57,18 +57,18 @@ final class Ticker: Sendable {
     /// reads half a file).
     private func writeMetrics() {
         guard let metricsPath else { return }
-        let text = stats.metrics(service.snapshot())
+        let text = WatchMetrics.text(reporter.statistics.current, service.snapshot(), downloads: reporter.statistics.countsDownloads)
         let temporary = metricsPath + ".\(getpid()).tmp"
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
             guard rename(temporary, metricsPath) == 0 else {
                 let reason = String(cString: strerror(errno))
                 unlink(temporary)
-                stats.line("feedingest: cannot write the metrics to \(metricsPath): \(reason)")
+                reporter.console.line("feedingest: cannot write the metrics to \(metricsPath): \(reason)")
                 return
             }
         } catch {
-            stats.line("feedingest: cannot write the metrics to \(metricsPath): \(error.localizedDescription)")
+            reporter.console.line("feedingest: cannot write the metrics to \(metricsPath): \(error.localizedDescription)")
         }
     }
 }

@@ -177,30 +177,36 @@ enum WatchCommand {
                                                 + (downloadConfiguration?.jobs ?? 0))
         let fetcher = Fetcher(configuration: fetch)
         let isTerminal = isatty(2) == 1
-        let stats = WatchStats(isTerminal: isTerminal, quiet: quiet, downloads: downloadConfiguration != nil)
+        let statistics = WatchStatistics(countsDownloads: downloadConfiguration != nil)
+        let console = WatchConsole(isTerminal: isTerminal, quiet: quiet)
+        let reporter = WatchReporter(statistics: statistics, console: console)
         // --download: one manager sharing the fetcher (and so the per-host connection limit) with the feeds.
         let downloads = downloadConfiguration.map { downloadConfiguration in
             let manager = DownloadManager(store: store, fetcher: fetcher, configuration: downloadConfiguration)
-            manager.addObserver(WatchDownloadObserver(stats: stats, quiet: quiet))
-            return WatchDownloads(manager: manager, selection: DownloadSelection(), stats: stats)
+            manager.addObserver(WatchDownloadObserver(statistics: statistics, console: console))
+            return WatchDownloads(manager: manager, selection: DownloadSelection(), console: console)
         }
         let output = ArticleOutputObserver(printsAll: false)
         let service: WatchService
         do {
-            var observers: [any IngestObserver] = [output, stats]
+            var observers: [any IngestObserver] = [output, reporter]
             if let downloads { observers.append(downloads) }
             service = try WatchService(store: store, fetcher: fetcher, configuration: configuration, observers: observers,
                                        onEvent: { event in
-                                           stats.report(event)
+                                           reporter.report(event)
                                            downloads?.report(event)
                                        })
         } catch {
             StandardStreams.error.write(StoreLocation.cannotUse(store.path, error) + "\n")
             return 2
         }
-        let reloader = ListReloader(path: listPath, name: listName, service: service, stats: stats, quiet: quiet)
+        let reloader = ListReloader(path: listPath, statistics: statistics, apply: { list throws(StoreError) in
+            try service.load(list, source: ListFile.source(of: listPath))
+        }, report: { event in
+            reporter.tell(event, name: listName, path: listPath)
+        })
         do {
-            try reloader.apply(list, initial: true)
+            try reloader.load(list)
         } catch {
             StandardStreams.error.write(StoreLocation.cannotUse(store.path, error) + "\n")
             return 2
@@ -215,7 +221,7 @@ enum WatchCommand {
         let notifier = ServiceNotifier()
         let signals = SignalWatcher(onFirst: { _ in
             _ = try? notifier.stopping(status: "stopping: finishing the feeds in flight")
-            if !quiet { stats.line("feedingest: stopping; finishing the feeds in flight (again to quit at once)") }
+            if !quiet { console.line("feedingest: stopping; finishing the feeds in flight (again to quit at once)") }
             service.stop()
             downloads?.manager.cancel()
         }, onHangUp: { reloader.reload() })
@@ -225,7 +231,7 @@ enum WatchCommand {
             service.stop(cancellingInFlight: true)
             downloads?.manager.cancel()
         }
-        let ticker = Ticker(service: service, stats: stats, notifier: notifier, metricsPath: metricsPath)
+        let ticker = Ticker(service: service, reporter: reporter, notifier: notifier, metricsPath: metricsPath)
         ticker.start()
         downloads?.start()
         _ = try? notifier.ready(status: ticker.statusText())
@@ -235,11 +241,11 @@ enum WatchCommand {
         watcher?.stop()
         signals.stop()
         fetcher.shutdown()
-        stats.clearLine()
+        console.clearLine()
         StandardStreams.output.flush()
         StandardStreams.output.onClose = nil
         let closed = StandardStreams.output.closedReason
-        if !quiet { StandardStreams.error.write("feedingest: stopped; " + stats.summary() + "\n") }
+        if !quiet { StandardStreams.error.write("feedingest: stopped; " + reporter.summary() + "\n") }
         if let closed {
             StandardStreams.error.write(output.closedMessage(reason: closed, stored: true, storeOption: parsed.options["--store"]) + "\n")
         }

@@ -28,13 +28,13 @@ final class WatchDownloads: IngestObserver, Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    private let stats: WatchStats
+    private let console: WatchConsole
 
-    /// Downloads with `manager` the enclosures of `selection`'s feeds; lines and counters go to `stats`.
-    init(manager: DownloadManager, selection: DownloadSelection, stats: WatchStats) {
+    /// Downloads with `manager` the enclosures of `selection`'s feeds; its lines go to `console`.
+    init(manager: DownloadManager, selection: DownloadSelection, console: WatchConsole) {
         self.manager = manager
         self.selection = selection
-        self.stats = stats
+        self.console = console
     }
 
     /// Starts the download thread.
@@ -63,7 +63,7 @@ final class WatchDownloads: IngestObserver, Sendable {
             do {
                 try manager.queue(selection)
             } catch {
-                stats.line("feedingest: cannot queue downloads: \(error)")
+                console.line("feedingest: cannot queue downloads: \(error)")
             }
             _ = manager.run()
         }
