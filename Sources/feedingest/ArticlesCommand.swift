@@ -5,7 +5,7 @@ import Ingest
 import Syndication
 
 /// `feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]`: stored articles as NDJSON, offline.
-enum ArticlesCommand {
+enum ArticlesCommand: Subcommand {
     static let help = """
         Usage: feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]
 
@@ -17,18 +17,7 @@ enum ArticlesCommand {
         the same date, newest stored first.
 
         Options:
-          --feed URL     only this feed: its URL as listed, or the path of a local feed
-          --since DATE   only what arrived in the store at or after DATE: articles first seen then, or whose
-                         content changed then (updated in place). This is arrival, not the date the feed claims,
-                         so an old article a feed adds late is included, and a future-dated one is not held back.
-                         Each line then carries "status": "new" (first seen since DATE) or "updated", as ingest
-                         printed them. DATE is ISO 8601 in local time unless it has a zone (2026-05-01,
-                         2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday,
-                         or a time ago: 90s, 30m, 12h, 2d, 1w
-          --limit N      at most N articles (the newest)
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
-                         else ~/.local/share/feedingest/feedingest.sqlite)
-          -h, --help     show this help
+        \(options.help())
 
         Exit status: 0 when the store was read (even with no article), 2 for usage errors, an unknown feed, and
         a missing or unreadable store.
@@ -39,34 +28,50 @@ enum ArticlesCommand {
           feedingest articles --since 12h --store ~/news.sqlite > new.ndjson
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, options: ["--feed", "--since", "--limit", "--store"], command: "articles", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "articles takes no arguments, got '\(extra)'",
-                                            hint: "use --feed URL for one feed; see 'feedingest articles --help'"))
-        }
+    static let name = "articles"
+
+    static let feed = ValueOption<String>("--feed", "URL", .text, help: "only this feed: its URL as listed, or the path of a local feed")
+    static let since = ValueOption<Date>(
+        "--since", "DATE", .date,
+        help: "only what arrived in the store at or after DATE: articles first seen then, or whose content changed then "
+            + "(updated in place). This is arrival, not the date the feed claims, so an old article a feed adds late is "
+            + "included, and a future-dated one is not held back. Each line then carries \"status\": \"new\" (first "
+            + "seen since DATE) or \"updated\", as ingest printed them. DATE is ISO 8601 in local time unless it has a "
+            + "zone (2026-05-01, 2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday, or "
+            + "a time ago: 90s, 30m, 12h, 2d, 1w")
+    static let limit = ValueOption<Int>("--limit", "N", .count(of: "articles", atLeast: 0), help: "at most N articles (the newest)")
+
+    static let options = OptionTable([feed, since, limit, CommonOptions.store])
+
+    /// Which stored articles to print.
+    struct Configuration {
+        /// The limit and the arrival date; the feed is found in the store.
         var query = ArticleQuery()
-        if let text = parsed.options["--limit"] {
-            guard let limit = Int(text), limit >= 0 else {
-                return Command.usageError(.init(message: "--limit needs a number of articles (0 or more), not '\(text)'", hint: nil))
-            }
-            query.limit = limit
+        /// The feed `--feed` names, as given.
+        var feed: String?
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "articles takes no arguments, got '\(extra)'",
+                             hint: "use --feed URL for one feed; see 'feedingest articles --help'")
         }
-        if let text = parsed.options["--since"] {
-            guard let date = SinceDate.parse(text) else {
-                return Command.usageError(.init(message: "--since needs a date, not '\(text)'",
-                                                hint: "for example 2026-05-01, 2026-05-01T08:30Z, yesterday or 12h"))
-            }
-            query.changedSince = date
-        }
-        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
-        if let name = parsed.options["--feed"] {
+        var configuration = Configuration()
+        configuration.query.limit = try arguments.value(limit)
+        configuration.query.changedSince = try arguments.value(since)
+        configuration.feed = arguments.text(feed)
+        configuration.storeOption = arguments.text(CommonOptions.store)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        var query = configuration.query
+        guard let context = StoreLocation.openForReading(option: configuration.storeOption) else { return 2 }
+        if let name = configuration.feed {
             do {
-                guard let feed = try feed(named: name, in: context) else {
+                guard let feed = try Self.feed(named: name, in: context) else {
                     var line = "feedingest: no feed '\(name)' in the store \(context.path)"
                     let known = try context.feedStatuses().map { StoreLocation.displayName(ofFeed: $0.url) }
                     if let suggestion = Arguments.closest(to: name, in: known) {

@@ -4,7 +4,7 @@ import Ingest
 import Syndication
 
 /// `feedingest parse FILE... [--report FILE]`: articles of feed files as NDJSON, without a store.
-enum ParseCommand {
+enum ParseCommand: Subcommand {
     static let help = """
         Usage: feedingest parse [options] FILE|URL...
 
@@ -15,13 +15,7 @@ enum ParseCommand {
         or a .json name decides when they do not.
 
         Options:
-          --report FILE   write a JSON report describing each input: format, version, encoding,
-                          feed metadata, repairs made, and the error (with line and column), if any
-          --charset NAME  decode inputs that do not say otherwise as NAME (like an HTTP charset)
-          --sanitize      clean the HTML of titles, summaries and content to an allow-list (no scripts,
-                          styles, frames, event handlers or javascript: URLs); without it HTML is as written
-          -q, --quiet     do not print errors on stderr (the exit status still tells)
-          -h, --help      show this help
+        \(options.help())
 
         Exit status: 0 when every input parsed cleanly (repairs included), 1 when an input could not be
         read or had an unrecoverable error (the articles before it are still printed) or output could not
@@ -32,27 +26,51 @@ enum ParseCommand {
           curl -s https://example.org/feed.xml | feedingest parse - --report report.json
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q", "--sanitize"], options: ["--report", "--charset"], command: "parse", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        guard !parsed.positional.isEmpty else {
-            return Command.usageError(.init(message: "parse needs at least one FILE (or - for stdin)", hint: "see 'feedingest parse --help'"))
-        }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        var configuration = FeedParserConfiguration()
-        configuration.xml.charsetHint = parsed.options["--charset"]
-        configuration.sanitizesHTML = parsed.flags.contains("--sanitize")
+    static let name = "parse"
 
+    static let report = ValueOption<String>(
+        "--report", "FILE", .text,
+        help: "write a JSON report describing each input: format, version, encoding, feed metadata, repairs made, and the "
+            + "error (with line and column), if any")
+    static let charset = ValueOption<String>(
+        "--charset", "NAME", .text, help: "decode inputs that do not say otherwise as NAME (like an HTTP charset)")
+    static let sanitize = IngestCommand.sanitize.described(
+        "clean the HTML of titles, summaries and content to an allow-list (no scripts, styles, frames, event handlers or "
+            + "javascript: URLs); without it HTML is as written")
+    static let quiet = CommonOptions.quiet("do not print errors on stderr (the exit status still tells)")
+
+    static let options = OptionTable([report, charset, sanitize, quiet])
+
+    /// What to parse, and how.
+    struct Configuration {
+        /// The inputs: paths, `-` for stdin, `http(s)` URLs.
+        var inputs: [String]
+        /// Where the report goes (`--report`).
+        var reportPath: String?
+        /// Whether errors stay off stderr (`--quiet`).
+        var quiet = false
+        var parser = FeedParserConfiguration()
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        guard !arguments.positional.isEmpty else {
+            throw UsageError(message: "parse needs at least one FILE (or - for stdin)", hint: "see 'feedingest parse --help'")
+        }
+        var configuration = Configuration(inputs: arguments.positional, reportPath: arguments.text(report), quiet: arguments.contains(quiet))
+        configuration.parser.xml.charsetHint = arguments.text(charset)
+        configuration.parser.sanitizesHTML = arguments.contains(sanitize)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
         var inputs: [ParsedInput] = []
         var failed = false
         let reader = InputReader()
         // A closed stdout stops the parse (the consumer throws at its next chunk) instead of ending the process.
         StandardStreams.output.onClose = { _ in }
-        for input in parsed.positional {
-            let parsed = reader.parse(input, configuration: configuration)
+        for input in configuration.inputs {
+            let parsed = reader.parse(input, configuration: configuration.parser)
             if StandardStreams.output.closedReason != nil { break }  // said below; the input's error is only that
             if let error = parsed.error {
                 failed = true
@@ -70,7 +88,7 @@ enum ParseCommand {
             return 1  // no report: it would describe inputs not parsed to their end
         }
 
-        if let reportPath = parsed.options["--report"] {
+        if let reportPath = configuration.reportPath {
             var json = JSONWriter()
             json.beginObject()
             json.field("generator", "feedingest \(Command.version)")

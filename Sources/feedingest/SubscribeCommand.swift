@@ -3,7 +3,7 @@ import Foundation
 import Ingest
 
 /// `feedingest subscribe URL [TAG...]` and `subscribe --from LIST`: adds subscriptions to the store without fetching.
-enum SubscribeCommand {
+enum SubscribeCommand: Subcommand {
     static let help = """
         Usage: feedingest subscribe URL [TAG...] [--store STORE]
                feedingest subscribe --from LIST|OPML [--store STORE]
@@ -15,11 +15,7 @@ enum SubscribeCommand {
         list given to ingest or watch belong to that list, which unsubscribes those it no longer names.
 
         Options:
-          --from LIST    subscribe to every feed of LIST (one feed a line, or OPML; - for stdin)
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          -q, --quiet    print nothing but errors
-          -h, --help     show this help
+        \(options.help())
 
         Prints one line a feed on stdout: "subscribed URL" or "already subscribed URL".
 
@@ -31,38 +27,70 @@ enum SubscribeCommand {
           feedingest subscribe --from subscriptions.opml && feedingest ingest
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q"], options: ["--from", "--store"], command: "subscribe", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "subscribe"
+
+    static let from = ValueOption<String>(
+        "--from", "LIST", .text, help: "subscribe to every feed of LIST (one feed a line, or OPML; - for stdin)")
+    static let quiet = CommonOptions.quiet("print nothing but errors")
+
+    static let options = OptionTable([from, CommonOptions.store, quiet])
+
+    /// What to subscribe to, and where.
+    struct Configuration {
+        /// Where the feeds come from.
+        enum Feeds: Hashable {
+            /// Every feed of the list or OPML file at this path (`-` for stdin).
+            case listed(in: String)
+            /// The feed given on the command line, with its tags.
+            case given(FeedList)
         }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        var list: FeedList
-        if let from = parsed.options["--from"] {
-            guard parsed.positional.isEmpty else {
-                return Command.usageError(.init(message: "subscribe takes a URL or --from LIST, not both", hint: nil))
+
+        var feeds: Feeds
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether only errors are printed (`--quiet`).
+        var quiet = false
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        let feeds: Configuration.Feeds
+        if let path = arguments.text(from) {
+            guard arguments.positional.isEmpty else {
+                throw UsageError(message: "subscribe takes a URL or --from LIST, not both", hint: nil)
             }
-            guard let loaded = ListFile.load(from) else { return 2 }
+            feeds = .listed(in: path)
+        } else {
+            guard let url = arguments.positional.first else {
+                throw UsageError(message: "subscribe needs a feed's URL (or --from LIST)", hint: "see 'feedingest subscribe --help'")
+            }
+            var list = FeedList()
+            list.addLine(url, tags: Array(arguments.positional.dropFirst()))
+            if let problem = list.problems.first {
+                throw UsageError(message: "cannot subscribe to '\(url)': \(problem.message)", hint: nil)
+            }
+            feeds = .given(list)
+        }
+        return Configuration(feeds: feeds, storeOption: arguments.text(CommonOptions.store), quiet: arguments.contains(quiet))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
+        let list: FeedList
+        switch configuration.feeds {
+        case .listed(let path):
+            guard let loaded = ListFile.load(path) else { return 2 }
             list = loaded
-            let name = from == "-" ? "stdin" : from
+            let name = path == "-" ? "stdin" : path
             if !quiet {
                 for problem in list.problems {
                     let text = problem.text.isEmpty ? "" : ": \(problem.text)"
                     StandardStreams.error.write("feedingest: \(name):\(problem.line): \(problem.message)\(text)\n")
                 }
             }
-        } else {
-            guard let url = parsed.positional.first else {
-                return Command.usageError(.init(message: "subscribe needs a feed's URL (or --from LIST)", hint: "see 'feedingest subscribe --help'"))
-            }
-            list = FeedList()
-            list.addLine(url, tags: Array(parsed.positional.dropFirst()))
-            if let problem = list.problems.first {
-                return Command.usageError(.init(message: "cannot subscribe to '\(url)': \(problem.message)", hint: nil))
-            }
+        case .given(let given):
+            list = given
         }
-        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: StoreConfiguration()) else { return 2 }
+        guard let store = StoreLocation.openForWriting(option: configuration.storeOption, configuration: StoreConfiguration()) else { return 2 }
         do {
             let context = try store.makeContext()
             let urls = list.entries.map(\.storeURL)

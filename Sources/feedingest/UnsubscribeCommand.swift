@@ -3,7 +3,7 @@ import Foundation
 import Ingest
 
 /// `feedingest unsubscribe URL... [--purge]`: ends subscriptions; the articles stay unless purged.
-enum UnsubscribeCommand {
+enum UnsubscribeCommand: Subcommand {
     static let help = """
         Usage: feedingest unsubscribe URL... [--purge] [--store STORE]
 
@@ -13,11 +13,7 @@ enum UnsubscribeCommand {
         still named by a list file comes back the next time that list is ingested or watched: remove its line.
 
         Options:
-          --purge        delete the feeds and their articles
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          -q, --quiet    print nothing but errors
-          -h, --help     show this help
+        \(options.help())
 
         Prints one line a feed on stdout: "unsubscribed URL (N articles kept)" or "deleted URL and N articles".
 
@@ -29,27 +25,46 @@ enum UnsubscribeCommand {
           feedingest feeds --json | jq -r 'select(.status == "failing") | .url' | xargs feedingest unsubscribe --purge
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--purge", "--quiet", "-q"], options: ["--store"], command: "unsubscribe", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "unsubscribe"
+
+    static let purge = Flag("--purge", help: "delete the feeds and their articles")
+    static let quiet = CommonOptions.quiet("print nothing but errors")
+
+    static let options = OptionTable([purge, CommonOptions.store, quiet])
+
+    /// Which feeds to unsubscribe from, and how.
+    struct Configuration {
+        /// The feeds, each by its URL as listed or the path of a local feed.
+        var feeds: [String]
+        /// Whether the feeds are deleted with their articles (`--purge`).
+        var purges = false
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether only errors are printed (`--quiet`).
+        var quiet = false
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        guard !arguments.positional.isEmpty else {
+            throw UsageError(message: "unsubscribe needs a feed's URL", hint: "'feedingest feeds' lists them")
         }
-        guard !parsed.positional.isEmpty else {
-            return Command.usageError(.init(message: "unsubscribe needs a feed's URL", hint: "'feedingest feeds' lists them"))
-        }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        let purge = parsed.flags.contains("--purge")
-        let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: false)
+        return Configuration(feeds: arguments.positional, purges: arguments.contains(purge),
+                             storeOption: arguments.text(CommonOptions.store), quiet: arguments.contains(quiet))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
+        let purge = configuration.purges
+        let path = StoreLocation.path(option: configuration.storeOption, createsDirectory: false)
         guard Store.isPostgresURI(path) || FileManager.default.fileExists(atPath: path) else {
             StandardStreams.error.write("feedingest: no store at \(path) (nothing is subscribed yet)\n")
             return 2
         }
-        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: StoreConfiguration()) else { return 2 }
+        guard let store = StoreLocation.openForWriting(option: configuration.storeOption, configuration: StoreConfiguration()) else { return 2 }
         var missing = 0
         do {
             let context = try store.makeContext()
-            for name in parsed.positional {
+            for name in configuration.feeds {
                 guard let feed = try ArticlesCommand.feed(named: name, in: context) else {
                     missing += 1
                     var line = "feedingest: no feed '\(name)' in the store \(context.path)"

@@ -12,7 +12,7 @@ import Watch
 
 /// `feedingest watch FEEDS [options]`: the service form of ingest: each feed fetched when it is due, for as long as it
 /// runs.
-enum WatchCommand {
+enum WatchCommand: Subcommand {
     static let help = """
         Usage: feedingest watch FEEDS [options]
 
@@ -30,32 +30,12 @@ enum WatchCommand {
         dropped); a Retry-After is honoured. 'feedingest feeds' shows each feed's interval and next fetch.
 
         Options:
-          --store STORE         an SQLite file or a PostgreSQL URI (as for ingest); several watch processes on several
-                                hosts may share one PostgreSQL store: each feed is fetched by one of them, once per interval
-          --min-interval D      the shortest interval (default 5m; 0 allowed). D is seconds, or a number with s, m, h or d
-          --max-interval D      the longest interval, also that of failing feeds (default 24h)
-          --grace D             on SIGTERM or SIGINT, how long feeds in flight may finish (default 10s)
-          --metrics-file PATH   write Prometheus metrics (text format) to PATH every 5 seconds, atomically
-          --jobs N              feeds parsed and stored at once per batch (default 8)
-          --timeout D           give up on a feed's transfer after D (seconds, or 90s, 2m; default 60)
-          --lease D             how long a claim on a feed lasts without renewal (default twice --timeout)
-          --max-bytes N         refuse a feed whose body is larger than N bytes (512k, 64M; default 64M)
-          --user-agent S        the User-Agent header
-          --sanitize            clean the HTML of titles, summaries and content to an allow-list (as for ingest)
-          -q, --quiet           print nothing on stderr but errors
-          -h, --help            show this help
+        \(options.help(mainOptions))
 
         Downloads (--download): the enclosures of the feeds tagged 'download' are queued at the start and again each
         time such a feed commits new articles, and downloaded on the side, as 'feedingest download' does (resumed,
         claimed, the partial file kept as <file>.download). One line per finished or failed download on stderr.
-          --download            download enclosures continuously
-          --dir DIR             where files go (as for download; default $FEEDINGEST_DOWNLOADS, else
-                                $XDG_DATA_HOME/feedingest/downloads)
-          --download-jobs N     downloads at once (default 2)
-          --max-rate RATE       at most RATE bytes per second per download (500k, 2M)
-          --types TYPES         only these media types: audio/*,video/mp4 (default: all)
-          --name TEMPLATE       the path under DIR (default {feed}/{file}; see 'feedingest download --help')
-          --keep N, --keep-days D, --checkpoint SIZE, --attempts N   as for download
+        \(options.help(downloadOptions))
         Offline, remote downloads pause (recorded as paused, the partial kept) and resume when the network is back;
         loopback ones go on. SIGTERM or SIGINT stops the transfers at once, flushing and recording the partial files:
         'feedingest download' or the next watch resumes them.
@@ -87,101 +67,119 @@ enum WatchCommand {
           feedingest watch subscriptions.opml --store postgresql:///news --min-interval 15m --metrics-file /var/lib/node_exporter/feedingest.prom
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--sanitize", "--quiet", "-q", "--download"],
-                                  options: Set(["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--lease",
-                                                "--min-interval", "--max-interval", "--grace", "--metrics-file", "--download-jobs"])
-                                    .union(DownloadCommand.configurationOptions),
-                                  command: "watch", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "watch"
+
+    static let store = CommonOptions.store.described(
+        "an SQLite file or a PostgreSQL URI (as for ingest); several watch processes on several hosts may share one "
+            + "PostgreSQL store: each feed is fetched by one of them, once per interval")
+    static let minimumInterval = ValueOption<Double>(
+        "--min-interval", "D", .interval,
+        help: "the shortest interval (default 5m; 0 allowed). D is seconds, or a number with s, m, h or d")
+    static let maximumInterval = ValueOption<Double>(
+        "--max-interval", "D", .interval, help: "the longest interval, also that of failing feeds (default 24h)")
+    static let grace = ValueOption<Double>(
+        "--grace", "D", .interval, help: "on SIGTERM or SIGINT, how long feeds in flight may finish (default 10s)")
+    static let metricsFile = ValueOption<String>(
+        "--metrics-file", "PATH", .text, help: "write Prometheus metrics (text format) to PATH every 5 seconds, atomically")
+    static let jobs = IngestCommand.jobs.described("feeds parsed and stored at once per batch (default 8)")
+    static let sanitize = IngestCommand.sanitize.described(
+        "clean the HTML of titles, summaries and content to an allow-list (as for ingest)")
+    static let quiet = CommonOptions.quiet("print nothing on stderr but errors")
+    static let download = Flag("--download", help: "download enclosures continuously")
+    /// The download options, as `download` takes them but for the number at once.
+    static let downloading = DownloadOptions(jobs: "--download-jobs", help: "downloads at once (default 2)")
+
+    /// The options the help lists under Options.
+    static let mainOptions: [any OptionDeclaration] = [store, minimumInterval, maximumInterval, grace, metricsFile, jobs,
+                                                       IngestCommand.lease] + FetchOptions.all + [sanitize, quiet, CommonOptions.help]
+    /// The options the help lists under Downloads.
+    static let downloadOptions: [any OptionDeclaration] = [download] + downloading.all
+    static let options = OptionTable(mainOptions + downloadOptions)
+
+    /// What a watch runs with.
+    struct Configuration {
+        /// The feed list FEEDS, a file.
+        var listPath: String
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether stderr says only errors (`--quiet`).
+        var quiet = false
+        /// Where the metrics go (`--metrics-file`).
+        var metricsPath: String?
+        var watch = WatchConfiguration()
+        var store = StoreConfiguration()
+        var fetch = FetchConfiguration()
+        /// How enclosures are downloaded (`--download`); `nil` without.
+        var download: DownloadConfiguration?
+
+        init(listPath: String) {
+            self.listPath = listPath
         }
-        guard parsed.positional.count == 1, let listPath = parsed.positional.first else {
-            return Command.usageError(.init(message: parsed.positional.isEmpty ? "watch needs a feed list FEEDS"
-                                                : "watch takes one feed list, got \(parsed.positional.count)",
-                                            hint: "see 'feedingest watch --help'"))
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        guard arguments.positional.count == 1, let listPath = arguments.positional.first else {
+            throw UsageError(message: arguments.positional.isEmpty ? "watch needs a feed list FEEDS"
+                                 : "watch takes one feed list, got \(arguments.positional.count)",
+                             hint: "see 'feedingest watch --help'")
         }
         if listPath == "-" {
-            return Command.usageError(.init(message: "watch needs a feed list file to watch, not stdin", hint: nil))
+            throw UsageError(message: "watch needs a feed list file to watch, not stdin", hint: nil)
         }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-
-        var configuration = WatchConfiguration()
-        func duration(_ option: String, atLeast minimum: Double = 0) -> Result<Double?, Arguments.UsageError> {
-            guard let text = parsed.options[option] else { return .success(nil) }
-            guard let seconds = Arguments.seconds(text), seconds >= minimum, seconds <= 366 * 86_400 else {
-                return .failure(.init(message: "\(option) needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
-            }
-            return .success(seconds)
-        }
-        var values: [String: Double] = [:]
-        for option in ["--min-interval", "--max-interval", "--grace"] {
-            switch duration(option) {
-            case .failure(let error): return Command.usageError(error)
-            case .success(let value): values[option] = value
-            }
-        }
-        if let minimum = values["--min-interval"] ?? nil { configuration.schedule.minimumInterval = minimum }
-        if let maximum = values["--max-interval"] ?? nil { configuration.schedule.maximumInterval = maximum }
-        if configuration.schedule.minimumInterval > configuration.schedule.maximumInterval {
-            if values["--max-interval"] == nil {
-                configuration.schedule.maximumInterval = configuration.schedule.minimumInterval
-            } else {
-                return Command.usageError(.init(message: "--min-interval is above --max-interval", hint: nil))
-            }
+        var configuration = Configuration(listPath: listPath)
+        configuration.quiet = arguments.contains(quiet)
+        configuration.storeOption = arguments.text(store)
+        let minimum = try arguments.value(minimumInterval)
+        let maximum = try arguments.value(maximumInterval)
+        let grace = try arguments.value(Self.grace)
+        var schedule = ScheduleConfiguration()
+        if let minimum { schedule.minimumInterval = minimum }
+        if let maximum { schedule.maximumInterval = maximum }
+        if schedule.minimumInterval > schedule.maximumInterval {
+            guard maximum == nil else { throw UsageError(message: "--min-interval is above --max-interval", hint: nil) }
+            schedule.maximumInterval = schedule.minimumInterval
         }
         // The first wait after a failure: the minimum interval, at least 1 s and at most 5 min (then doubling).
-        configuration.schedule.failureBackoff = min(max(configuration.schedule.minimumInterval, 1), 300)
-        configuration.ingest.parser.sanitizesHTML = parsed.flags.contains("--sanitize")
-        if let grace = values["--grace"] ?? nil { configuration.grace = .milliseconds(Int64((grace * 1000).rounded())) }
-        if let jobs = parsed.options["--jobs"] {
-            guard let count = Int(jobs), (1...256).contains(count) else {
-                return Command.usageError(.init(message: "--jobs needs a number from 1 to 256, not '\(jobs)'", hint: nil))
-            }
-            configuration.ingest.jobs = count
+        schedule.failureBackoff = min(max(schedule.minimumInterval, 1), 300)
+        configuration.watch.schedule = schedule
+        configuration.store.adaptiveSchedule = schedule
+        configuration.watch.ingest.parser.sanitizesHTML = arguments.contains(sanitize)
+        if let grace { configuration.watch.grace = .seconds(grace, rounding: .toNearestOrAwayFromZero) }
+        if let jobs = try arguments.value(jobs) { configuration.watch.ingest.jobs = jobs }
+        if let seconds = try arguments.value(IngestCommand.lease) {
+            configuration.watch.ingest.leaseDuration = .seconds(seconds, rounding: .toNearestOrAwayFromZero)
         }
-        if let text = parsed.options["--lease"] {
-            guard let seconds = Arguments.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
-                return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
-            }
-            configuration.ingest.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
+        configuration.fetch = try FetchOptions.configuration(arguments)
+        configuration.metricsPath = arguments.text(metricsFile)
+        if arguments.contains(download) {
+            configuration.download = try downloading.configuration(arguments)
+        } else if let option = downloading.firstGiven(in: arguments) {
+            throw UsageError(message: "\(option.name) is an option of --download", hint: "add --download to download enclosures")
         }
-        var fetch: FetchConfiguration
-        switch IngestCommand.fetchConfiguration(parsed) {
-        case .failure(let error): return Command.usageError(error)
-        case .success(let value): fetch = value
-        }
-        let metricsPath = parsed.options["--metrics-file"]
-        var downloadConfiguration: DownloadConfiguration?
-        if parsed.flags.contains("--download") {
-            switch DownloadCommand.downloadConfiguration(parsed, jobsOption: "--download-jobs") {
-            case .failure(let error): return Command.usageError(error)
-            case .success(let value): downloadConfiguration = value
-            }
-        } else if let option = (DownloadCommand.configurationOptions.sorted() + ["--download-jobs"]).first(where: { parsed.options[$0] != nil }) {
-            return Command.usageError(.init(message: "\(option) is an option of --download", hint: "add --download to download enclosures"))
-        }
+        configuration.fetch.computesBodyHash = false
+        let ingest = configuration.watch.ingest
+        configuration.fetch.maximumConcurrentTransfers = max(configuration.fetch.maximumConcurrentTransfers,
+                                                             configuration.watch.concurrentRuns * (ingest.jobs + ingest.transfersAhead)
+                                                                + (configuration.download?.jobs ?? 0))
+        return configuration
+    }
 
+    static func run(_ configuration: Configuration) -> Int32 {
+        let listPath = configuration.listPath
+        let quiet = configuration.quiet
         let listName = listPath
         guard let list = ListFile.load(listPath) else { return 2 }
 
-        var storeConfiguration = StoreConfiguration()
-        storeConfiguration.adaptiveSchedule = configuration.schedule
-        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: storeConfiguration)
+        guard let store = StoreLocation.openForWriting(option: configuration.storeOption, configuration: configuration.store)
         else { return 2 }
 
-        fetch.computesBodyHash = false
-        fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers,
-                                               configuration.concurrentRuns * (configuration.ingest.jobs + configuration.ingest.transfersAhead)
-                                                + (downloadConfiguration?.jobs ?? 0))
-        let fetcher = Fetcher(configuration: fetch)
+        let fetcher = Fetcher(configuration: configuration.fetch)
         let isTerminal = isatty(2) == 1
-        let statistics = WatchStatistics(countsDownloads: downloadConfiguration != nil)
+        let statistics = WatchStatistics(countsDownloads: configuration.download != nil)
         let console = WatchConsole(isTerminal: isTerminal, quiet: quiet)
         let reporter = WatchReporter(statistics: statistics, console: console)
         // --download: one manager sharing the fetcher (and so the per-host connection limit) with the feeds.
-        let downloads = downloadConfiguration.map { downloadConfiguration in
+        let downloads = configuration.download.map { downloadConfiguration in
             let manager = DownloadManager(store: store, fetcher: fetcher, configuration: downloadConfiguration)
             manager.addObserver(WatchDownloadObserver(statistics: statistics, console: console))
             return WatchDownloads(manager: manager, selection: DownloadSelection(), console: console)
@@ -191,7 +189,7 @@ enum WatchCommand {
         do {
             var observers: [any IngestObserver] = [output, reporter]
             if let downloads { observers.append(downloads) }
-            service = try WatchService(store: store, fetcher: fetcher, configuration: configuration, observers: observers,
+            service = try WatchService(store: store, fetcher: fetcher, configuration: configuration.watch, observers: observers,
                                        onEvent: { event in
                                            reporter.report(event)
                                            downloads?.report(event)
@@ -231,7 +229,7 @@ enum WatchCommand {
             service.stop(cancellingInFlight: true)
             downloads?.manager.cancel()
         }
-        let ticker = Ticker(service: service, reporter: reporter, notifier: notifier, metricsPath: metricsPath)
+        let ticker = Ticker(service: service, reporter: reporter, notifier: notifier, metricsPath: configuration.metricsPath)
         ticker.start()
         downloads?.start()
         _ = try? notifier.ready(status: ticker.statusText())
@@ -247,7 +245,7 @@ enum WatchCommand {
         let closed = StandardStreams.output.closedReason
         if !quiet { StandardStreams.error.write("feedingest: stopped; " + reporter.summary() + "\n") }
         if let closed {
-            StandardStreams.error.write(output.closedMessage(reason: closed, stored: true, storeOption: parsed.options["--store"]) + "\n")
+            StandardStreams.error.write(output.closedMessage(reason: closed, stored: true, storeOption: configuration.storeOption) + "\n")
         }
         StandardStreams.error.flush()
         return closed == nil ? 0 : 1
