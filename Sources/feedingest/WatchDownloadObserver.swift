@@ -17,7 +17,7 @@ struct WatchDownloadObserver: DownloadObserver {
             statistics.countDownload(.done, bytes: Self.written(result))
             if !quiet {
                 console.line("feedingest: downloaded \(result.record.path) (\(DownloadProgressObserver.size(result.record.committedOffset))"
-                           + DownloadProgressObserver.resumption(result) + ")")
+                             + DownloadProgressObserver.resumption(result) + ")")
             }
         case .failed(let result):
             if result.record.state == .paused {
