@@ -11,22 +11,35 @@ import Synchronization
 public final class WatchStatistics: Sendable {
     /// How a feed's turn ended, as the fetch counter and the metrics name it.
     public enum FetchOutcome: String, CaseIterable, Sendable {
+        /// Fetched, parsed and stored.
         case ok
+        /// The server answered 304 Not Modified.
         case notModified = "not_modified"
+        /// The fetch, the parse or the store failed for the feed.
         case failed
+        /// The server answered 429 Too Many Requests.
         case rateLimited = "rate_limited"
+        /// Not fetched: the network looked down.
         case offline
+        /// Not fetched: its next allowed fetch is still ahead.
         case deferred
+        /// Not fetched, or aborted, because its run was cancelled.
         case cancelled
+        /// Another process holds the feed.
         case claimedElsewhere = "claimed_elsewhere"
+        /// Another process took the feed over.
         case leaseLost = "lease_lost"
+        /// The store could not be reached: the feed waits and is tried again.
         case storeUnavailable = "store_unavailable"
     }
 
     /// How an enclosure download ended (with `--download`): done, failed, or paused (stopped offline or by a signal).
     public enum DownloadOutcome: String, CaseIterable, Sendable {
+        /// The file is complete and in place.
         case done
+        /// The download failed (for now or for good).
         case failed
+        /// The download stopped with its partial file kept, to resume.
         case paused
     }
 
