@@ -16,9 +16,9 @@ extension Duration {
         return Int(clamping: total)
     }
 
-    /// A duration of `seconds` seconds, to the nanosecond.
+    /// `seconds` to the millisecond, rounded by `rule` (a duration option's value).
     @inlinable
-    public static func seconds(double seconds: Double) -> Duration {
-        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    public static func seconds(_ seconds: Double, rounding rule: FloatingPointRoundingRule) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded(rule)))
     }
 }

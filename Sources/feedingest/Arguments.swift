@@ -1,26 +1,27 @@
-/// A small command-line parser: flags, options with values, and positional arguments, with helpful errors.
+import Foundation
+
+/// A usage error: a one-line message and a hint; the command exits 2.
+struct UsageError: Error, Equatable {
+    let message: String
+    let hint: String?
+}
+
+/// A command line read against a command's ``OptionTable``: the options given, with their values as text, and the
+/// positional arguments. The values become typed through each option's ``Conversion`` when the command reads them.
 struct Arguments {
-    /// A usage error: a one-line message and a hint; the command exits 2.
-    struct UsageError: Error {
-        let message: String
-        let hint: String?
-    }
-
-    /// What a command accepts.
-    struct Spec {
-        var flags: Set<String> = []
-        var options: Set<String> = []
-    }
-
-    private(set) var flags: Set<String> = []
-    private(set) var options: [String: String] = [:]
-    /// Every value of each option, in order, for options that may be repeated (`--feed A --feed B`); ``options`` keeps
-    /// the last.
-    private(set) var repeatedOptions: [String: [String]] = [:]
+    /// The table the command line was read against.
+    let table: OptionTable
+    /// The flags given, by name.
+    private var flags: Set<String> = []
+    /// Every value of each option given, in order, by name.
+    private var texts: [String: [String]] = [:]
+    /// The arguments that are not options, in order.
     private(set) var positional: [String] = []
 
-    /// Parses `arguments` for a command called `command`. `--` ends options; a lone `-` is positional (stdin).
-    init(_ arguments: [String], spec: Spec, command: String) throws(UsageError) {
+    /// Reads `arguments` for the command called `command`, which accepts what `table` lists. `--` ends the options; a
+    /// lone `-` is positional (stdin). A value follows its option or is joined to it by `=` (`--jobs=4`).
+    init(_ arguments: [String], table: OptionTable, command: String) throws(UsageError) {
+        self.table = table
         var index = 0
         var onlyPositional = false
         while index < arguments.count {
@@ -40,25 +41,61 @@ struct Arguments {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            if spec.flags.contains(name) {
-                guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value", hint: nil) }
-                flags.insert(name)
-            } else if spec.options.contains(name) {
-                if let inlineValue {
-                    options[name] = inlineValue
-                } else {
-                    guard index < arguments.count else { throw UsageError(message: "\(name) needs a value", hint: nil) }
-                    options[name] = arguments[index]
-                    index += 1
-                }
-                repeatedOptions[name, default: []].append(options[name]!)
-            } else {
-                let known = spec.flags.union(spec.options).sorted()
-                let suggestion = Self.closest(to: name, in: known)
+            guard let option = table.option(named: name) else {
+                let suggestion = Self.closest(to: name, in: table.names)
                 throw UsageError(message: "unknown option '\(name)' for '\(command)'",
                                  hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest \(command) --help'")
             }
+            if !option.takesValue {
+                guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value", hint: nil) }
+                flags.insert(option.name)
+            } else if let inlineValue {
+                texts[option.name, default: []].append(inlineValue)
+            } else {
+                guard index < arguments.count else { throw UsageError(message: "\(name) needs a value", hint: nil) }
+                texts[option.name, default: []].append(arguments[index])
+                index += 1
+            }
         }
+    }
+
+    /// Whether `option`, flag or value, was given.
+    func contains(_ option: Option) -> Bool {
+        precondition(table.contains(option), "\(option.name) is not in the table")
+        return flags.contains(option.name) || texts[option.name] != nil
+    }
+
+    /// Whether `flag` was given.
+    func contains(_ flag: Flag) -> Bool {
+        precondition(table.contains(flag.option), "\(flag.option.name) is not in the table")
+        return flags.contains(flag.option.name)
+    }
+
+    /// Whether `option` was given.
+    func contains<Value>(_ option: ValueOption<Value>) -> Bool { text(option) != nil }
+
+    /// The text of `option` as given (the last one given), without conversion; `nil` when it was not given.
+    func text<Value>(_ option: ValueOption<Value>) -> String? {
+        precondition(table.contains(option.option), "\(option.option.name) is not in the table")
+        return texts[option.option.name]?.last
+    }
+
+    /// The value of `option` (the last one given); `nil` when it was not given.
+    ///
+    /// - Throws: the option's usage error when its text is not a value.
+    func value<Value>(_ option: ValueOption<Value>) throws(UsageError) -> Value? {
+        guard let text = text(option) else { return nil }
+        return try option.conversion.convert(text, option.option.name)
+    }
+
+    /// Every value of `option`, in the order given (a repeatable option's); empty when it was not given.
+    ///
+    /// - Throws: the option's usage error for the first text that is not a value.
+    func values<Value>(_ option: ValueOption<Value>) throws(UsageError) -> [Value] {
+        precondition(table.contains(option.option), "\(option.option.name) is not in the table")
+        var converted: [Value] = []
+        for text in texts[option.option.name] ?? [] { converted.append(try option.conversion.convert(text, option.option.name)) }
+        return converted
     }
 
     /// The known name nearest to `name` by edit distance, if it is close enough to be a typo.

@@ -5,7 +5,7 @@ import Ingest
 import Syndication
 
 /// `feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]`: stored articles as NDJSON, offline.
-enum ArticlesCommand {
+enum ArticlesCommand: Subcommand {
     static let help = """
         Usage: feedingest articles [--feed URL] [--since DATE] [--limit N] [--store PATH]
 
@@ -17,18 +17,7 @@ enum ArticlesCommand {
         the same date, newest stored first.
 
         Options:
-          --feed URL     only this feed: its URL as listed, or the path of a local feed
-          --since DATE   only what arrived in the store at or after DATE: articles first seen then, or whose
-                         content changed then (updated in place). This is arrival, not the date the feed claims,
-                         so an old article a feed adds late is included, and a future-dated one is not held back.
-                         Each line then carries "status": "new" (first seen since DATE) or "updated", as ingest
-                         printed them. DATE is ISO 8601 in local time unless it has a zone (2026-05-01,
-                         2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday,
-                         or a time ago: 90s, 30m, 12h, 2d, 1w
-          --limit N      at most N articles (the newest)
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
-                         else ~/.local/share/feedingest/feedingest.sqlite)
-          -h, --help     show this help
+        \(options.help())
 
         Exit status: 0 when the store was read (even with no article), 2 for usage errors, an unknown feed, and
         a missing or unreadable store.
@@ -39,34 +28,50 @@ enum ArticlesCommand {
           feedingest articles --since 12h --store ~/news.sqlite > new.ndjson
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, options: ["--feed", "--since", "--limit", "--store"], command: "articles", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "articles takes no arguments, got '\(extra)'",
-                                            hint: "use --feed URL for one feed; see 'feedingest articles --help'"))
-        }
+    static let name = "articles"
+
+    static let feed = ValueOption<String>("--feed", "URL", .text, help: "only this feed: its URL as listed, or the path of a local feed")
+    static let since = ValueOption<Date>(
+        "--since", "DATE", .date,
+        help: "only what arrived in the store at or after DATE: articles first seen then, or whose content changed then "
+            + "(updated in place). This is arrival, not the date the feed claims, so an old article a feed adds late is "
+            + "included, and a future-dated one is not held back. Each line then carries \"status\": \"new\" (first "
+            + "seen since DATE) or \"updated\", as ingest printed them. DATE is ISO 8601 in local time unless it has a "
+            + "zone (2026-05-01, 2026-05-01T08:30, 2026-05-01T08:30:00Z, 2026-05-01 08:30+02:00), today, yesterday, or "
+            + "a time ago: 90s, 30m, 12h, 2d, 1w")
+    static let limit = ValueOption<Int>("--limit", "N", .count(of: "articles", atLeast: 0), help: "at most N articles (the newest)")
+
+    static let options = OptionTable([feed, since, limit, CommonOptions.store])
+
+    /// Which stored articles to print.
+    struct Configuration {
+        /// The limit and the arrival date; the feed is found in the store.
         var query = ArticleQuery()
-        if let text = parsed.options["--limit"] {
-            guard let limit = Int(text), limit >= 0 else {
-                return Command.usageError(.init(message: "--limit needs a number of articles (0 or more), not '\(text)'", hint: nil))
-            }
-            query.limit = limit
+        /// The feed `--feed` names, as given.
+        var feed: String?
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "articles takes no arguments, got '\(extra)'",
+                             hint: "use --feed URL for one feed; see 'feedingest articles --help'")
         }
-        if let text = parsed.options["--since"] {
-            guard let date = SinceDate.parse(text) else {
-                return Command.usageError(.init(message: "--since needs a date, not '\(text)'",
-                                                hint: "for example 2026-05-01, 2026-05-01T08:30Z, yesterday or 12h"))
-            }
-            query.changedSince = date
-        }
-        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
-        if let name = parsed.options["--feed"] {
+        var configuration = Configuration()
+        configuration.query.limit = try arguments.value(limit)
+        configuration.query.changedSince = try arguments.value(since)
+        configuration.feed = arguments.text(feed)
+        configuration.storeOption = arguments.text(CommonOptions.store)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        var query = configuration.query
+        guard let context = StoreLocation.openForReading(option: configuration.storeOption) else { return 2 }
+        if let name = configuration.feed {
             do {
-                guard let feed = try feed(named: name, in: context) else {
+                guard let feed = try Self.feed(named: name, in: context) else {
                     var line = "feedingest: no feed '\(name)' in the store \(context.path)"
                     let known = try context.feedStatuses().map { StoreLocation.displayName(ofFeed: $0.url) }
                     if let suggestion = Arguments.closest(to: name, in: known) {
@@ -122,99 +127,5 @@ enum ArticlesCommand {
             return nil
         }
         return key == name ? nil : try context.existingFeed(url: key)
-    }
-}
-
-/// The dates `--since` accepts: ISO 8601 dates and date-times, `today`, `yesterday`, and a time ago (`12h`).
-enum SinceDate {
-    /// The date `text` means, relative to `now` and in `timeZone` when it names no zone; `nil` when it is no date.
-    static func parse(_ text: String, now: Date = Date(), timeZone: TimeZone = .current) -> Date? {
-        let text = text.trimmingCharacters(in: .whitespaces)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        switch text.lowercased() {
-        case "now": return now
-        case "today": return calendar.startOfDay(for: now)
-        case "yesterday": return calendar.date(byAdding: .day, value: -1, to: calendar.startOfDay(for: now))
-        default: break
-        }
-        if let ago = relative(text) { return now.addingTimeInterval(-ago) }
-        return iso8601(text, calendar: calendar)
-    }
-
-    /// `90s`, `30m`, `12h`, `2d`, `1w` as seconds.
-    private static func relative(_ text: String) -> TimeInterval? {
-        guard let unit = text.last, let count = Int(text.dropLast()), count >= 0 else { return nil }
-        let seconds: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        return seconds[unit].map { Double(count) * $0 }
-    }
-
-    /// `YYYY-MM-DD`, then optionally `T` or a space, `HH:MM`, `:SS`, `.fraction`, and `Z` or `±HH:MM` (`±HHMM`, `±HH`).
-    private static func iso8601(_ text: String, calendar: Calendar) -> Date? {
-        var bytes = Substring(text).utf8[...]
-        func number(_ digits: Int) -> Int? {
-            guard bytes.count >= digits else { return nil }
-            var value = 0
-            for byte in bytes.prefix(digits) {
-                guard (0x30...0x39).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            bytes = bytes.dropFirst(digits)
-            return value
-        }
-        func skip(_ byte: UInt8) -> Bool {
-            guard bytes.first == byte else { return false }
-            bytes = bytes.dropFirst()
-            return true
-        }
-        var components = DateComponents()
-        guard let year = number(4), skip(0x2D), let month = number(2), skip(0x2D), let day = number(2) else { return nil }
-        components.year = year
-        components.month = month
-        components.day = day
-        components.hour = 0
-        components.minute = 0
-        components.second = 0
-        var zone = calendar.timeZone
-        var fraction = 0.0
-        if let separator = bytes.first, separator == 0x54 || separator == 0x74 || separator == 0x20 {
-            bytes = bytes.dropFirst()
-            guard let hour = number(2), hour < 24, skip(0x3A), let minute = number(2), minute < 60 else { return nil }
-            components.hour = hour
-            components.minute = minute
-            if skip(0x3A) {
-                guard let second = number(2), second < 60 else { return nil }
-                components.second = second
-                if skip(0x2E) || skip(0x2C) {
-                    var scale = 0.1
-                    var digits = 0
-                    while let byte = bytes.first, (0x30...0x39).contains(byte) {
-                        fraction += Double(byte - 0x30) * scale
-                        scale /= 10
-                        digits += 1
-                        bytes = bytes.dropFirst()
-                    }
-                    guard digits > 0 else { return nil }
-                }
-            }
-            if skip(0x5A) || skip(0x7A) {
-                zone = TimeZone(secondsFromGMT: 0)!
-            } else if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
-                bytes = bytes.dropFirst()
-                guard let hours = number(2), hours <= 14 else { return nil }
-                _ = skip(0x3A)
-                let minutes = bytes.isEmpty ? 0 : number(2)
-                guard let minutes, minutes < 60 else { return nil }
-                let offset = (hours * 3600 + minutes * 60) * (sign == 0x2D ? -1 : 1)
-                guard let fixed = TimeZone(secondsFromGMT: offset) else { return nil }
-                zone = fixed
-            }
-        }
-        guard bytes.isEmpty else { return nil }
-        var zoned = calendar
-        zoned.timeZone = zone
-        components.timeZone = zone
-        guard components.isValidDate(in: zoned), let date = zoned.date(from: components) else { return nil }
-        return date.addingTimeInterval(fraction)
     }
 }

@@ -4,11 +4,11 @@ import Downloads
 import Fetch
 import Foundation
 import PostgresStore
-import Support
+import Synchronization
 import Syndication
 
 /// `feedingest download [options]`: downloads the enclosures of stored articles, resuming partial downloads.
-enum DownloadCommand {
+enum DownloadCommand: Subcommand {
     static let help = """
         Usage: feedingest download [--dir DIR] [--feed URL]... [--since DATE] [--jobs N] [--max-rate RATE]
                                    [--types TYPES] [--name TEMPLATE] [--keep N] [--keep-days D] [--retry-failed]
@@ -32,27 +32,7 @@ enum DownloadCommand {
         reset, a timeout, 429, 5xx, a full disk) keep the partial file and the next run resumes it.
 
         Options:
-          --dir DIR         where files go (default: $FEEDINGEST_DOWNLOADS, else $XDG_DATA_HOME/feedingest/downloads,
-                            else ~/.local/share/feedingest/downloads)
-          --feed URL        download from this feed (repeatable) instead of the feeds tagged 'download'
-          --since DATE      only articles dated at or after DATE (2026-05-01, yesterday, 12h, 2w)
-          --jobs N          downloads at once (default 2); transfers to one host share its connection limit (6)
-          --max-rate RATE   at most RATE bytes per second per download: a number with k, M or G (1024-based), e.g. 500k
-          --types TYPES     only these media types, comma-separated, with wildcards: audio/*,video/mp4 (default: all)
-          --name TEMPLATE   the path under DIR (default {feed}/{file}); placeholders {feed}, {file}, {title},
-                            {date} (YYYY-MM-DD), {ext}; e.g. '{feed}/{date} {title}.{ext}'
-          --keep N          keep the newest N completed files per feed (older ones are deleted; only the newest N
-                            enclosures of a feed are queued)
-          --checkpoint SIZE flush the partial file and record its length every SIZE bytes (default 4M): what a
-                            kill can lose at most
-          --attempts N      tries per download and run when a transfer breaks off (a reset, a timeout): each
-                            resumes where the last left off (default 3)
-          --keep-days D     delete completed files of articles older than D days (and queue none older)
-          --retry-failed    queue again the downloads that failed for good (404, 410, ...) and try them in this run
-          --store STORE     the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                            $XDG_DATA_HOME/feedingest/feedingest.sqlite)
-          -q, --quiet       print nothing on stderr (the exit status still tells)
-          -h, --help        show this help
+        \(options.help())
 
         Progress goes to stderr: on a terminal one line per active download (a bar, bytes, rate, time left) and a
         total line; otherwise one line per finished or failed download. Several download processes may share a
@@ -70,36 +50,59 @@ enum DownloadCommand {
           feedingest download --retry-failed
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q", "--retry-failed"],
-                                  options: ["--dir", "--feed", "--since", "--jobs", "--max-rate", "--types", "--name", "--keep",
-                                            "--keep-days", "--store", "--checkpoint", "--attempts"],
-                                  command: "download", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "download takes no arguments, got '\(extra)'",
-                                            hint: "use --feed URL for one feed; see 'feedingest download --help'"))
-        }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        let configuration: DownloadConfiguration
-        switch downloadConfiguration(parsed, jobsOption: "--jobs") {
-        case .failure(let error): return Command.usageError(error)
-        case .success(let value): configuration = value
-        }
-        var selection = DownloadSelection()
-        if let text = parsed.options["--since"] {
-            guard let date = SinceDate.parse(text) else {
-                return Command.usageError(.init(message: "--since needs a date, not '\(text)'",
-                                                hint: "for example 2026-05-01, 2026-05-01T08:30Z, yesterday or 12h"))
-            }
-            selection.since = date
-        }
+    static let name = "download"
 
-        guard let store = openStore(option: parsed.options["--store"]) else { return 2 }
-        if let names = parsed.repeatedOptions["--feed"] {
+    static let feed = ValueOption<String>(
+        "--feed", "URL", repeatable: true, .text, help: "download from this feed instead of the feeds tagged 'download'")
+    static let since = ValueOption<Date>(
+        "--since", "DATE", .date, help: "only articles dated at or after DATE (2026-05-01, yesterday, 12h, 2w)")
+    static let downloading = DownloadOptions(
+        jobs: "--jobs", help: "downloads at once (default 2); transfers to one host share its connection limit (6)")
+    static let retryFailed = Flag(
+        "--retry-failed", help: "queue again the downloads that failed for good (404, 410, ...) and try them in this run")
+    static let quiet = CommonOptions.quiet("print nothing on stderr (the exit status still tells)")
+
+    static let options = OptionTable([feed, since] + downloading.all + [retryFailed, CommonOptions.store, quiet])
+
+    /// What a download run does.
+    struct Configuration {
+        var download: DownloadConfiguration
+        /// The feeds `--feed` names, as given (looked up in the store); `nil` for the feeds tagged 'download'.
+        var feeds: [String]?
+        /// Only articles dated at or after it (`--since`).
+        var since: Date?
+        /// Whether the downloads that failed for good are queued again (`--retry-failed`).
+        var retriesFailed = false
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether stderr stays silent (`--quiet`).
+        var quiet = false
+        var fetch = FetchConfiguration()
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "download takes no arguments, got '\(extra)'",
+                             hint: "use --feed URL for one feed; see 'feedingest download --help'")
+        }
+        var configuration = Configuration(download: try downloading.configuration(arguments))
+        configuration.since = try arguments.value(since)
+        let feeds = try arguments.values(feed)
+        configuration.feeds = feeds.isEmpty ? nil : feeds
+        configuration.retriesFailed = arguments.contains(retryFailed)
+        configuration.storeOption = arguments.text(CommonOptions.store)
+        configuration.quiet = arguments.contains(quiet)
+        configuration.fetch.computesBodyHash = false
+        configuration.fetch.maximumConcurrentTransfers = max(configuration.download.jobs, 2)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
+        var selection = DownloadSelection()
+        selection.since = configuration.since
+        guard let store = openStore(option: configuration.storeOption) else { return 2 }
+        if let names = configuration.feeds {
             do {
                 let context = try store.makeContext()
                 var feeds: [FeedID] = []
@@ -117,15 +120,15 @@ enum DownloadCommand {
             }
         }
 
-        var fetch = FetchConfiguration()
-        fetch.computesBodyHash = false
-        fetch.maximumConcurrentTransfers = max(configuration.jobs, 2)
-        let fetcher = Fetcher(configuration: fetch)
-        let manager = DownloadManager(store: store, fetcher: fetcher, configuration: configuration)
+        let fetcher = Fetcher(configuration: configuration.fetch)
+        let manager = DownloadManager(store: store, fetcher: fetcher, configuration: configuration.download)
         if !quiet { manager.addObserver(DownloadProgressObserver(isTerminal: isatty(2) == 1)) }
-        let signals = DownloadSignalWatcher(manager: manager, quiet: quiet)
+        let signals = SignalWatcher(onFirst: { _ in
+            if !quiet { SignalWatcher.announce("feedingest: interrupted; keeping the partial files (again to quit at once)") }
+            manager.cancel()
+        })
         do {
-            if parsed.flags.contains("--retry-failed") {
+            if configuration.retriesFailed {
                 let requeued = try manager.retryFailed()
                 if !quiet && requeued > 0 {
                     StandardStreams.error.write("feedingest: queued again \(requeued) download\(requeued == 1 ? "" : "s") that failed for good\n")
@@ -149,67 +152,6 @@ enum DownloadCommand {
         return summary.failed > 0 ? 1 : 0
     }
 
-    /// The download options shared by `download` and `watch --download`: `--dir`, `--max-rate`, `--types`, `--name`,
-    /// `--keep`, `--keep-days`, `--checkpoint`, `--attempts`, and the number of downloads at once under `jobsOption`.
-    static func downloadConfiguration(_ parsed: Arguments, jobsOption: String) -> Result<DownloadConfiguration, Arguments.UsageError> {
-        var configuration = DownloadConfiguration(directory: parsed.options["--dir"] ?? DownloadConfiguration.defaultDirectory())
-        if !configuration.directory.hasPrefix("/") {
-            configuration.directory = FileManager.default.currentDirectoryPath + "/" + configuration.directory
-        }
-        if let text = parsed.options[jobsOption] {
-            guard let jobs = Int(text), (1...64).contains(jobs) else {
-                return .failure(.init(message: "\(jobsOption) needs a number from 1 to 64, not '\(text)'", hint: nil))
-            }
-            configuration.jobs = jobs
-        }
-        if let text = parsed.options["--max-rate"] {
-            guard let rate = rate(text) else {
-                return .failure(.init(message: "--max-rate needs bytes per second, not '\(text)'", hint: "for example 500k, 2M or 100000"))
-            }
-            configuration.maximumReceiveRate = rate
-        }
-        if let text = parsed.options["--types"] {
-            configuration.mediaTypes = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            if configuration.mediaTypes.isEmpty || configuration.mediaTypes.contains(where: { !$0.contains("/") && $0 != "*" }) {
-                return .failure(.init(message: "--types needs media types like audio/*,video/mp4, not '\(text)'", hint: nil))
-            }
-        }
-        if let text = parsed.options["--attempts"] {
-            guard let attempts = Int(text), (1...100).contains(attempts) else {
-                return .failure(.init(message: "--attempts needs a number from 1 to 100, not '\(text)'", hint: nil))
-            }
-            configuration.attemptsPerRun = attempts
-        }
-        if let text = parsed.options["--checkpoint"] {
-            guard let size = rate(text), size >= 4096 else {
-                return .failure(.init(message: "--checkpoint needs a size of 4096 bytes or more, not '\(text)'", hint: "for example 4M"))
-            }
-            configuration.checkpointInterval = size
-        }
-        if let template = parsed.options["--name"] {
-            if let problem = DownloadNaming.problem(with: template) {
-                return .failure(.init(message: "--name: \(problem)", hint: "for example '{feed}/{date} {title}.{ext}'"))
-            }
-            configuration.naming = DownloadNaming(template: template)
-        }
-        if let text = parsed.options["--keep"] {
-            guard let keep = Int(text), keep >= 1 else {
-                return .failure(.init(message: "--keep needs a number of files (1 or more), not '\(text)'", hint: nil))
-            }
-            configuration.keepPerFeed = keep
-        }
-        if let text = parsed.options["--keep-days"] {
-            guard let days = Double(text), days > 0, days.isFinite else {
-                return .failure(.init(message: "--keep-days needs a number of days above 0, not '\(text)'", hint: nil))
-            }
-            configuration.keepDays = days
-        }
-        return .success(configuration)
-    }
-
-    /// The options ``downloadConfiguration(_:jobsOption:)`` reads (besides `jobsOption`).
-    static let configurationOptions: Set<String> = ["--dir", "--max-rate", "--types", "--name", "--keep", "--keep-days", "--checkpoint", "--attempts"]
-
     /// Opens the store for writing (migrating it); a missing SQLite file is not created.
     private static func openStore(option: String?) -> Store? {
         let path = StoreLocation.path(option: option, createsDirectory: false)
@@ -227,183 +169,4 @@ enum DownloadCommand {
 
     /// Bytes per second (or a size): `500000`, `500k`, `2M`, `1.5G` (1024-based), with an optional `B`, `iB` or `/s`.
     static func rate(_ text: String) -> Int64? { Arguments.byteCount(text, allowsRate: true) }
-}
-
-/// SIGINT and SIGTERM during `download`: the first stops the transfers (partial files are flushed and kept, the
-/// downloads recorded as paused); a second exits at once.
-final class DownloadSignalWatcher {
-    private final class First: Sendable {
-        let signal = Lock<Int32?>(nil)
-    }
-
-    private let sources: [any DispatchSourceSignal]
-    private let first = First()
-
-    /// The first signal received, if any.
-    var received: Int32? { first.signal.withLock { $0 } }
-
-    init(manager: DownloadManager, quiet: Bool) {
-        let queue = DispatchQueue(label: "feedingest.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // delivered through the dispatch source instead
-            sources.append(DispatchSource.makeSignalSource(signal: number, queue: queue))
-        }
-        self.sources = sources
-        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [first] in
-                let again = first.signal.withLock { received -> Bool in
-                    if received != nil { return true }
-                    received = number
-                    return false
-                }
-                if again { _exit(128 + number) }
-                if !quiet {
-                    let clear = isatty(2) == 1 ? "\r\u{1B}[K" : ""
-                    StandardStreams.error.write(clear + "feedingest: interrupted; keeping the partial files (again to quit at once)\n")
-                }
-                manager.cancel()
-            }
-            source.resume()
-        }
-    }
-
-    /// Stops watching: the signals' default actions return.
-    func stop() {
-        for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
-    }
-}
-
-/// The download command's progress on stderr: on a terminal a live block (one line per active download and a total
-/// line), above it one line per finished or failed download; otherwise only those lines.
-final class DownloadProgressObserver: DownloadObserver, @unchecked Sendable {
-    // @unchecked Sendable: the mutable state is touched only by `download(_:)`, which the manager calls on its one
-    // serial event queue.
-    private let isTerminal: Bool
-    private let stream: OutputStream
-    private var drawnLines = 0
-    private var active: [ActiveDownload] = []
-    private var done = 0
-    private var failed = 0
-    private var bytes: Int64 = 0
-
-    /// An observer writing to `stream` (standard error), with the live block when `isTerminal`.
-    init(isTerminal: Bool, stream: OutputStream = StandardStreams.error) {
-        self.isTerminal = isTerminal
-        self.stream = stream
-    }
-
-    func download(_ event: DownloadEvent) {
-        switch event {
-        case .queued(let count):
-            print("queued \(count) download\(count == 1 ? "" : "s")")
-        case .staleFile(let path):
-            print("stale partial file without a tracker row, left alone: \(path)")
-        case .started:
-            break
-        case .progress(let list):
-            active = list
-        case .finished(let result):
-            done += 1
-            bytes += result.bytesReceived
-            active.removeAll { $0.id == result.record.id }
-            print("downloaded \(result.record.path) (\(Self.size(result.record.committedOffset))" + Self.resumption(result) + ")")
-        case .failed(let result):
-            active.removeAll { $0.id == result.record.id }
-            bytes += result.bytesReceived
-            if result.record.state == .paused {
-                print("paused \(result.record.path) at \(Self.size(result.record.committedOffset))")
-            } else {
-                failed += 1
-                let error = result.error
-                print("failed \(Redaction.redactedURL(result.record.url)): \(error?.message ?? "unknown error")" + (error.map { " [\($0.kindName)]" } ?? ""))
-            }
-        case .removed(let record):
-            print("removed \(record.path) (retention)")
-        case .storeFailed(let error):
-            failed += 1
-            print("store error: \(error)")
-        case .runFinished(let summary):
-            active = []
-            var line = "downloads: \(summary.completed) done, \(summary.failed) failed"
-            if summary.paused > 0 { line += ", \(summary.paused) paused" }
-            if summary.removed > 0 { line += ", \(summary.removed) removed" }
-            line += ", \(Self.size(summary.bytes)) received"
-            if summary.failedForGood > 0 { line += "; " + Self.failedForGood(summary.failedForGood) }
-            print(line)
-            return
-        }
-        redraw()
-    }
-
-    /// A permanent line, above the live block.
-    private func print(_ line: String) {
-        stream.write(clearBlock() + "feedingest: " + Redaction.redactedText(line) + "\n")
-        drawnLines = 0
-    }
-
-    private func clearBlock() -> String {
-        guard isTerminal, drawnLines > 0 else { return "" }
-        return "\r" + String(repeating: "\u{1B}[1A", count: drawnLines) + "\u{1B}[J"
-    }
-
-    private func redraw() {
-        guard isTerminal else { return }
-        var text = clearBlock()
-        let width = 20
-        var total: Int64 = 0
-        var rate = 0.0
-        for download in active {
-            total += download.bytes
-            rate += download.rate
-            var line = ""
-            if let expected = download.expectedLength, expected > 0 {
-                let fraction = min(1, Double(download.bytes) / Double(expected))
-                let filled = Int(fraction * Double(width))
-                line += String(format: "%3d%% [", Int(fraction * 100)) + String(repeating: "#", count: filled)
-                    + String(repeating: "-", count: width - filled) + "] " + Self.size(download.bytes) + " / " + Self.size(expected)
-            } else {
-                line += "     [" + String(repeating: "?", count: width) + "] " + Self.size(download.bytes)
-            }
-            line += "  " + Self.size(Int64(download.rate)) + "/s"
-            if let left = download.secondsLeft { line += "  ETA " + Self.duration(left) }
-            line += "  " + (download.path as NSString).lastPathComponent
-            text += line + "\n"
-        }
-        text += "total: \(active.count) active, \(done) done, \(failed) failed, \(Self.size(total + bytes)), \(Self.size(Int64(rate)))/s\n"
-        drawnLines = active.count + 1
-        stream.write(text)
-    }
-
-    /// `, resumed from 1.0 MiB` when the server honoured the range, `, restarted from zero instead of resuming from
-    /// 1.0 MiB: why` when it sent the whole file again, else nothing.
-    static func resumption(_ result: DownloadResult) -> String {
-        if let restart = result.restart, result.resumedFrom == 0 {
-            return ", restarted from zero instead of resuming from \(size(restart.askedFrom)): \(restart.reason)"
-        }
-        return result.resumedFrom > 0 ? ", resumed from \(size(result.resumedFrom))" : ""
-    }
-
-    /// How many downloads failed for good and how to try them again.
-    static func failedForGood(_ count: Int) -> String {
-        "\(count) failed for good, not retried ('feedingest download --retry-failed' tries \(count == 1 ? "it" : "them") again)"
-    }
-
-    static func size(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
-
-    static func duration(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-            : String(format: "%d:%02d", total / 60, total % 60)
-    }
 }

@@ -5,7 +5,7 @@ import Support
 import Syndication
 
 /// `feedingest downloads [--json] [--store PATH]`: the download tracker, as a table or as NDJSON.
-enum DownloadsCommand {
+enum DownloadsCommand: Subcommand {
     static let help = """
         Usage: feedingest downloads [--json] [--store STORE]
 
@@ -20,10 +20,7 @@ enum DownloadsCommand {
         (Schemas/download.schema.json).
 
         Options:
-          --json         one JSON object a line instead of the table
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          -h, --help     show this help
+        \(options.help())
 
         Exit status: 0 when the store was read, 2 for usage errors and a missing or unreadable store.
 
@@ -33,16 +30,29 @@ enum DownloadsCommand {
           feedingest downloads --json | jq -r 'select(.permanentFailure) | "\\(.httpStatus) \\(.url)"'
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--json"], options: ["--store"], command: "downloads", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "downloads"
+
+    static let json = FeedsCommand.json
+
+    static let options = OptionTable([json, CommonOptions.store])
+
+    /// What to show, and how.
+    struct Configuration {
+        /// JSON lines instead of the table (`--json`).
+        var json = false
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "downloads takes no arguments, got '\(extra)'", hint: "see 'feedingest downloads --help'")
         }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "downloads takes no arguments, got '\(extra)'", hint: "see 'feedingest downloads --help'"))
-        }
-        guard let context = StoreLocation.openForReading(option: parsed.options["--store"]) else { return 2 }
+        return Configuration(json: arguments.contains(json), storeOption: arguments.text(CommonOptions.store))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        guard let context = StoreLocation.openForReading(option: configuration.storeOption) else { return 2 }
         let rows: [DownloadRecord]
         var feeds: [FeedID: String] = [:]
         do {
@@ -53,7 +63,7 @@ enum DownloadsCommand {
             return 2
         }
         let now = Date()
-        if parsed.flags.contains("--json") {
+        if configuration.json {
             var json = JSONWriter()
             for row in rows {
                 json.reset()

@@ -2,7 +2,7 @@ import ArticleStore
 import Foundation
 
 /// `feedingest export-opml [--store PATH]`: the stored feeds as an OPML 2.0 subscription list on stdout.
-enum ExportOPMLCommand {
+enum ExportOPMLCommand: Subcommand {
     static let help = """
         Usage: feedingest export-opml [--store PATH]
 
@@ -14,9 +14,7 @@ enum ExportOPMLCommand {
         'tech'), as the feed list reads them back. Works offline and never creates a store.
 
         Options:
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
-                         else ~/.local/share/feedingest/feedingest.sqlite)
-          -h, --help     show this help
+        \(options.help())
 
         Exit status: 0 when the store was read, 2 for usage errors and a missing or unreadable store.
 
@@ -25,17 +23,26 @@ enum ExportOPMLCommand {
           feedingest export-opml --store ~/news.sqlite | xmllint --format -
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, options: ["--store"], command: "export-opml", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "export-opml"
+
+    static let options = OptionTable([CommonOptions.store])
+
+    /// Which store to export.
+    struct Configuration {
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "export-opml takes no arguments, got '\(extra)'",
+                             hint: "redirect stdout to write a file: 'feedingest export-opml > feeds.opml'")
         }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "export-opml takes no arguments, got '\(extra)'",
-                                            hint: "redirect stdout to write a file: 'feedingest export-opml > feeds.opml'"))
-        }
-        guard let feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
+        return Configuration(storeOption: arguments.text(CommonOptions.store))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        guard let feeds = StoreLocation.feedsForReading(option: configuration.storeOption) else { return 2 }
         StandardStreams.output.write(document(feeds.filter(\.isSubscribed), date: Date()))
         StandardStreams.output.flush()
         return 0

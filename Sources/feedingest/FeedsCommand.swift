@@ -5,7 +5,7 @@ import Support
 import Syndication
 
 /// `feedingest feeds [--json] [--store PATH]`: every stored feed's state, as a table or as NDJSON.
-enum FeedsCommand {
+enum FeedsCommand: Subcommand {
     static let help = """
         Usage: feedingest feeds [--json] [--all] [--store PATH]
 
@@ -27,11 +27,7 @@ enum FeedsCommand {
         GET sends; then the feed, its title in quotes, and "error: ..." after a failure.
 
         Options:
-          --json         one JSON object a line instead of the table
-          --all          unsubscribed feeds too
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else $XDG_DATA_HOME/feedingest/feedingest.sqlite,
-                         else ~/.local/share/feedingest/feedingest.sqlite)
-          -h, --help     show this help
+        \(options.help())
 
         Exit status: 0 when the store was read (a store without feeds prints nothing), 2 for usage errors and a
         missing or unreadable store.
@@ -42,18 +38,34 @@ enum FeedsCommand {
           feedingest feeds --json | jq -r 'select(.consecutiveFailures > 0) | .url + ": " + .error'
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--json", "--all"], options: ["--store"], command: "feeds", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "feeds"
+
+    static let json = Flag("--json", help: "one JSON object a line instead of the table")
+    static let all = Flag("--all", help: "unsubscribed feeds too")
+
+    static let options = OptionTable([json, all, CommonOptions.store])
+
+    /// What to show, and how.
+    struct Configuration {
+        /// JSON lines instead of the table (`--json`).
+        var json = false
+        /// Unsubscribed feeds too (`--all`).
+        var all = false
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        if let extra = arguments.positional.first {
+            throw UsageError(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'")
         }
-        if let extra = parsed.positional.first {
-            return Command.usageError(.init(message: "feeds takes no arguments, got '\(extra)'", hint: "see 'feedingest feeds --help'"))
-        }
-        guard var feeds = StoreLocation.feedsForReading(option: parsed.options["--store"]) else { return 2 }
-        if !parsed.flags.contains("--all") { feeds = feeds.filter(\.isSubscribed) }
-        if parsed.flags.contains("--json") {
+        return Configuration(json: arguments.contains(json), all: arguments.contains(all), storeOption: arguments.text(CommonOptions.store))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        guard var feeds = StoreLocation.feedsForReading(option: configuration.storeOption) else { return 2 }
+        if !configuration.all { feeds = feeds.filter(\.isSubscribed) }
+        if configuration.json {
             var json = JSONWriter()
             for feed in feeds {
                 json.reset()
@@ -155,12 +167,4 @@ enum FeedsCommand {
 
     /// Text on one line, so one feed stays one line of the table.
     private static func oneLine(_ text: String) -> String { text.onOneLine }
-}
-
-extension String {
-    /// The text on one line: line breaks and tabs become spaces (a message quoting a server's multi-line error stays
-    /// one line of stderr, a table cell one cell).
-    var onOneLine: String {
-        split(whereSeparator: { $0.isNewline || $0 == "\t" }).joined(separator: " ").trimmingCharacters(in: .whitespaces)
-    }
 }

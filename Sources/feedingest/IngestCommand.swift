@@ -3,11 +3,11 @@ import Fetch
 import Foundation
 import Ingest
 import PostgresStore
-import Support
+import Synchronization
 import Syndication
 
 /// `feedingest [ingest] FEEDS [options]`: fetches a feed list into the store and prints new articles as NDJSON.
-enum IngestCommand {
+enum IngestCommand: Subcommand {
     static let help = """
         Usage: feedingest [ingest] [FEEDS] [options]
 
@@ -30,31 +30,7 @@ enum IngestCommand {
         the schedule instead (for cron on one or several hosts: each feed once per interval among them).
 
         Options:
-          --store STORE  an SQLite file, or a PostgreSQL URI (postgresql://user@host:5432/db, or
-                         postgresql:///db?host=/run/postgresql for a unix socket) that several processes and
-                         hosts can share (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          --interval D   how long a fetched feed is not due again for --due runs (default 5m; 0 for due at once):
-                         processes that share a store and run with --due fetch each feed once per interval. D is
-                         seconds, or a number with s, m, h or d (90s, 15m, 1h)
-          --lease D      how long a claim on a feed lasts without renewal (default twice --timeout); a process that
-                         stalls or dies for longer loses its feeds to the others
-          --no-store     fetch and parse only: print every article, without "status"
-          --all          print every parsed article, unchanged ones too (those without "status")
-          --jobs N       feeds parsed and stored at once (default 8); up to 64 more download meanwhile,
-                         at most 6 from one host
-          --timeout D    give up on a feed's transfer after D (seconds, or 90s, 2m; default 60)
-          --max-bytes N  refuse a feed whose body is larger than N bytes: a number, or with k, M or G
-                         (1024-based: 512k, 64M; default 64M)
-          --user-agent S the User-Agent header (default \(FetchConfiguration.defaultUserAgent))
-          --due          fetch only the feeds whose next fetch has come (their interval, a Retry-After, backoff)
-          --force        also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)
-          --sanitize     clean the HTML of titles, summaries and content to an allow-list (no scripts, styles,
-                         frames, event handlers or javascript: URLs) before storing and printing it
-          --report FILE  write a JSON run report: the summary and each feed's result, reason, format, counts and
-                         timings (Schemas/run-report.schema.json)
-          -q, --quiet    print nothing on stderr (the exit status still tells)
-          -h, --help     show this help
+        \(options.help())
 
         stdout carries only articles. stderr gets one line per bad list line; then, on a terminal, a live progress
         line (feeds done, articles new and updated, bytes, rate, failures) and a summary listing each failed feed
@@ -82,64 +58,103 @@ enum IngestCommand {
           echo https://example.org/feed.xml | feedingest - --no-store
         """
 
-    /// The flags ingest takes (`feedingest --force feeds.txt` is ingest too).
-    static let flags: Set<String> = ["--no-store", "--all", "--force", "--due", "--sanitize", "--quiet", "-q"]
-    /// The options with a value ingest takes.
-    static let options: Set<String> = ["--store", "--jobs", "--timeout", "--max-bytes", "--user-agent", "--report", "--interval", "--lease"]
+    static let name = "ingest"
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: flags, options: options, command: "ingest", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        guard parsed.positional.count <= 1 else {
-            return Command.usageError(.init(message: "ingest takes one feed list, got \(parsed.positional.count)",
-                                            hint: "see 'feedingest ingest --help'"))
-        }
-        let listPath = parsed.positional.first
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        let reportPath = parsed.options["--report"]
-        let noStore = parsed.flags.contains("--no-store")
-        if noStore, parsed.options["--store"] != nil {
-            return Command.usageError(.init(message: "--store and --no-store exclude each other", hint: nil))
-        }
-        if noStore, listPath == nil {
-            return Command.usageError(.init(message: "ingest --no-store needs a feed list FEEDS (or - for stdin)",
-                                            hint: "without FEEDS, ingest fetches the store's subscriptions"))
-        }
-        var configuration = IngestConfiguration()
-        if let jobs = parsed.options["--jobs"] {
-            guard let count = Int(jobs), (1...256).contains(count) else {
-                return Command.usageError(.init(message: "--jobs needs a number from 1 to 256, not '\(jobs)'", hint: nil))
-            }
-            configuration.jobs = count
-        }
-        if parsed.flags.contains("--force"), parsed.flags.contains("--due") {
-            return Command.usageError(.init(message: "--force and --due exclude each other", hint: nil))
-        }
-        configuration.due = parsed.flags.contains("--force") ? .always : parsed.flags.contains("--due") ? .scheduled : .unlessAskedToWait
-        configuration.parser.sanitizesHTML = parsed.flags.contains("--sanitize")
-        var storeConfiguration = StoreConfiguration()
-        storeConfiguration.fetchInterval = .seconds(300)
-        if let text = parsed.options["--interval"] {
-            guard let seconds = Arguments.seconds(text), seconds <= 366 * 86_400 else {
-                return Command.usageError(.init(message: "--interval needs a duration (0, 90s, 15m, 1h, 1d), not '\(text)'", hint: nil))
-            }
-            storeConfiguration.fetchInterval = .milliseconds(Int64((seconds * 1000).rounded()))
-        }
-        if let text = parsed.options["--lease"] {
-            guard let seconds = Arguments.seconds(text), seconds >= 0.5, seconds <= 86_400 else {
-                return Command.usageError(.init(message: "--lease needs a duration of at least 0.5 s, not '\(text)'", hint: nil))
-            }
-            configuration.leaseDuration = .milliseconds(Int64((seconds * 1000).rounded()))
-        }
-        var fetch: FetchConfiguration
-        switch fetchConfiguration(parsed) {
-        case .failure(let error): return Command.usageError(error)
-        case .success(let configuration): fetch = configuration
-        }
+    static let store = CommonOptions.store.described(
+        "an SQLite file, or a PostgreSQL URI (postgresql://user@host:5432/db, or postgresql:///db?host=/run/postgresql "
+            + "for a unix socket) that several processes and hosts can share (default: $FEEDINGEST_STORE, else "
+            + "$XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)")
+    static let interval = ValueOption<Double>(
+        "--interval", "D", .interval,
+        help: "how long a fetched feed is not due again for --due runs (default 5m; 0 for due at once): processes that "
+            + "share a store and run with --due fetch each feed once per interval. D is seconds, or a number with s, m, h "
+            + "or d (90s, 15m, 1h)")
+    static let lease = ValueOption<Double>(
+        "--lease", "D", .duration("a duration of at least 0.5 s", accepting: { $0 >= 0.5 && $0 <= 86_400 }),
+        help: "how long a claim on a feed lasts without renewal (default twice --timeout); a process that stalls or dies "
+            + "for longer loses its feeds to the others")
+    static let noStore = Flag("--no-store", help: "fetch and parse only: print every article, without \"status\"")
+    static let printsAll = Flag("--all", help: "print every parsed article, unchanged ones too (those without \"status\")")
+    static let jobs = ValueOption<Int>(
+        "--jobs", "N", .number(in: 1...256),
+        help: "feeds parsed and stored at once (default 8); up to 64 more download meanwhile, at most 6 from one host")
+    static let due = Flag(
+        "--due", help: "fetch only the feeds whose next fetch has come (their interval, a Retry-After, backoff)")
+    static let force = Flag(
+        "--force", help: "also fetch feeds that are deferred (a stored Retry-After, or backoff after failures)")
+    static let sanitize = Flag(
+        "--sanitize",
+        help: "clean the HTML of titles, summaries and content to an allow-list (no scripts, styles, frames, event "
+            + "handlers or javascript: URLs) before storing and printing it")
+    static let report = ValueOption<String>(
+        "--report", "FILE", .text,
+        help: "write a JSON run report: the summary and each feed's result, reason, format, counts and timings "
+            + "(Schemas/run-report.schema.json)")
+    static let quiet = CommonOptions.quiet("print nothing on stderr (the exit status still tells)")
 
+    /// What ingest takes, before FEEDS as after it (`feedingest --force feeds.txt` is ingest too).
+    static let options = OptionTable([store, interval, lease, noStore, printsAll, jobs] + FetchOptions.all
+                                     + [due, force, sanitize, report, quiet])
+
+    /// What one run of ingest does.
+    struct Configuration {
+        /// The feed list FEEDS (`-` for stdin); `nil` to fetch the store's subscriptions.
+        var listPath: String?
+        /// Whether the articles go into a store (not `--no-store`).
+        var stores = true
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether unchanged articles are printed too (`--all`).
+        var printsAll = false
+        /// Whether stderr stays silent (`--quiet`).
+        var quiet = false
+        /// Where the run report goes (`--report`).
+        var reportPath: String?
+        var ingest = IngestConfiguration()
+        var store = StoreConfiguration()
+        var fetch = FetchConfiguration()
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        guard arguments.positional.count <= 1 else {
+            throw UsageError(message: "ingest takes one feed list, got \(arguments.positional.count)", hint: "see 'feedingest ingest --help'")
+        }
+        var configuration = Configuration()
+        configuration.listPath = arguments.positional.first
+        configuration.quiet = arguments.contains(quiet)
+        configuration.reportPath = arguments.text(report)
+        configuration.printsAll = arguments.contains(printsAll)
+        configuration.storeOption = arguments.text(store)
+        configuration.stores = !arguments.contains(noStore)
+        if !configuration.stores, configuration.storeOption != nil {
+            throw UsageError(message: "--store and --no-store exclude each other", hint: nil)
+        }
+        if !configuration.stores, configuration.listPath == nil {
+            throw UsageError(message: "ingest --no-store needs a feed list FEEDS (or - for stdin)",
+                             hint: "without FEEDS, ingest fetches the store's subscriptions")
+        }
+        if let jobs = try arguments.value(jobs) { configuration.ingest.jobs = jobs }
+        if arguments.contains(force), arguments.contains(due) {
+            throw UsageError(message: "--force and --due exclude each other", hint: nil)
+        }
+        configuration.ingest.due = arguments.contains(force) ? .always : arguments.contains(due) ? .scheduled : .unlessAskedToWait
+        configuration.ingest.parser.sanitizesHTML = arguments.contains(sanitize)
+        configuration.store.fetchInterval = .seconds(300)
+        if let seconds = try arguments.value(interval) { configuration.store.fetchInterval = .seconds(seconds, rounding: .toNearestOrAwayFromZero) }
+        if let seconds = try arguments.value(lease) { configuration.ingest.leaseDuration = .seconds(seconds, rounding: .toNearestOrAwayFromZero) }
+        configuration.fetch = try FetchOptions.configuration(arguments)
+        // Nothing reads a body's SHA-256 yet (it would only tell that an unconditional refetch was byte-identical, after
+        // it was parsed and deduplicated anyway); it cost ~0.15 s of CPU per 20 MB feed, a quarter of the parse.
+        configuration.fetch.computesBodyHash = false
+        // Room for every worker's feed plus the transfers started ahead (see IngestConfiguration.transfersAhead).
+        configuration.fetch.maximumConcurrentTransfers = max(configuration.fetch.maximumConcurrentTransfers,
+                                                             configuration.ingest.jobs + configuration.ingest.transfersAhead)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let listPath = configuration.listPath
+        let quiet = configuration.quiet
         var list = FeedList()
         if let listPath {
             guard let loaded = ListFile.load(listPath) else { return 2 }
@@ -156,8 +171,8 @@ enum IngestCommand {
         var store: Store?
         // Kept open for the run: an SQLite store's last connection to close checkpoints and removes the log.
         var subscriptions: StoreContext?
-        if !noStore {
-            guard let opened = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: storeConfiguration)
+        if configuration.stores {
+            guard let opened = StoreLocation.openForWriting(option: configuration.storeOption, configuration: configuration.store)
             else { return 2 }
             store = opened
             do {
@@ -187,21 +202,20 @@ enum IngestCommand {
             }
         }
 
-        // Nothing reads a body's SHA-256 yet (it would only tell that an unconditional refetch was byte-identical, after
-        // it was parsed and deduplicated anyway); it cost ~0.15 s of CPU per 20 MB feed, a quarter of the parse.
-        fetch.computesBodyHash = false
-        // Room for every worker's feed plus the transfers started ahead (see IngestConfiguration.transfersAhead).
-        fetch.maximumConcurrentTransfers = max(fetch.maximumConcurrentTransfers, configuration.jobs + configuration.transfersAhead)
-        let pipeline = IngestPipeline(store: store, fetcher: Fetcher(configuration: fetch), configuration: configuration)
-        let output = ArticleOutputObserver(printsAll: parsed.flags.contains("--all"))
+        let pipeline = IngestPipeline(store: store, fetcher: Fetcher(configuration: configuration.fetch), configuration: configuration.ingest)
+        let output = ArticleOutputObserver(printsAll: configuration.printsAll)
         pipeline.addObserver(output)
         // The reader went away: nothing more can be delivered, so stop claiming and fetching (what is committed stays,
         // the leases are released at the run's end) and say below what was not printed.
         StandardStreams.output.onClose = { _ in pipeline.cancel() }
         if !quiet { pipeline.addObserver(StatusObserver(isTerminal: isatty(2) == 1, badLines: list.problems.count, stores: store != nil)) }
+        let reportPath = configuration.reportPath
         let report = reportPath.map { _ in RunReportObserver(entries: list.entries) }
         if let report { pipeline.addObserver(report) }
-        let signals = SignalWatcher(pipeline: pipeline, quiet: quiet)
+        let signals = SignalWatcher(onFirst: { _ in
+            if !quiet { SignalWatcher.announce("feedingest: interrupted; finishing what is complete (again to quit at once)") }
+            pipeline.cancel()
+        })
         let summary = withExtendedLifetime(subscriptions) { pipeline.run(list.entries) }
         signals.stop()
         pipeline.fetcher.shutdown()  // its thread's libcurl/OpenSSL clean-up is over before the process exits
@@ -209,7 +223,7 @@ enum IngestCommand {
         StandardStreams.output.onClose = nil
         let closed = StandardStreams.output.closedReason
         if let closed {
-            StandardStreams.error.write(output.closedMessage(reason: closed, stored: store != nil, storeOption: parsed.options["--store"]) + "\n")
+            StandardStreams.error.write(output.closedMessage(reason: closed, stored: store != nil, storeOption: configuration.storeOption) + "\n")
         }
         let status: Int32
         if let signal = signals.received {
@@ -227,80 +241,5 @@ enum IngestCommand {
             }
         }
         return status
-    }
-
-    /// The fetch options every fetching command shares: `--timeout`, `--max-bytes`, `--user-agent`.
-    static func fetchConfiguration(_ parsed: Arguments) -> Result<FetchConfiguration, Arguments.UsageError> {
-        var fetch = FetchConfiguration()
-        if let text = parsed.options["--timeout"] {
-            guard let seconds = Arguments.seconds(text), seconds > 0, seconds <= 86_400 else {
-                return .failure(.init(message: "--timeout needs a duration above 0 (seconds, or 90s, 2m, 1h), not '\(text)'", hint: nil))
-            }
-            fetch.totalTimeout = .milliseconds(Int64((seconds * 1000).rounded(.up)))
-            if fetch.connectTimeout > fetch.totalTimeout { fetch.connectTimeout = fetch.totalTimeout }
-        }
-        if let text = parsed.options["--max-bytes"] {
-            guard let bytes = Arguments.byteCount(text) else {
-                return .failure(.init(message: "--max-bytes needs a size above 0 (bytes, or with k, M or G: 512k, 64M), not '\(text)'", hint: nil))
-            }
-            fetch.maximumBodyBytes = bytes
-            fetch.maximumDecodedBytes = max(bytes, fetch.maximumDecodedBytes)
-        }
-        if let agent = parsed.options["--user-agent"] {
-            guard !agent.isEmpty, !agent.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-                return .failure(.init(message: "--user-agent needs a one-line value", hint: nil))
-            }
-            fetch.userAgent = agent
-        }
-        return .success(fetch)
-    }
-
-}
-
-/// SIGINT and SIGTERM during a run: the first cancels the pipeline (complete work stays committed, the summary is
-/// printed, the exit status is 128 + the signal); a second exits at once.
-final class SignalWatcher {
-    /// The first signal received; shared with the handlers.
-    private final class First: Sendable {
-        let signal = Lock<Int32?>(nil)
-    }
-
-    private let sources: [any DispatchSourceSignal]
-    private let first = First()
-
-    /// The first signal received, if any.
-    var received: Int32? { first.signal.withLock { $0 } }
-
-    /// Stops watching: the signals' default actions return, and the handlers (which hold the pipeline) are released.
-    func stop() {
-        for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
-    }
-
-    init(pipeline: IngestPipeline, quiet: Bool) {
-        let queue = DispatchQueue(label: "feedingest.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // delivered through the dispatch source instead
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            sources.append(source)
-        }
-        self.sources = sources
-        for (source, number) in zip(sources, [SIGINT, SIGTERM]) {
-            source.setEventHandler { [first] in
-                let again = first.signal.withLock { received -> Bool in
-                    if received != nil { return true }
-                    received = number
-                    return false
-                }
-                if again { _exit(128 + number) }
-                if !quiet {
-                    let clear = isatty(2) == 1 ? "\r\u{1B}[K" : ""  // over the progress line, not after it
-                    StandardStreams.error.write(clear + "feedingest: interrupted; finishing what is complete (again to quit at once)\n")
-                }
-                pipeline.cancel()
-            }
-            source.resume()
-        }
     }
 }

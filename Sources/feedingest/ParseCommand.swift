@@ -1,11 +1,10 @@
 import Fetch
 import Foundation
 import Ingest
-import Support
 import Syndication
 
 /// `feedingest parse FILE... [--report FILE]`: articles of feed files as NDJSON, without a store.
-enum ParseCommand {
+enum ParseCommand: Subcommand {
     static let help = """
         Usage: feedingest parse [options] FILE|URL...
 
@@ -16,17 +15,7 @@ enum ParseCommand {
         or a .json name decides when they do not.
 
         Options:
-          --report FILE   write a JSON report describing each input: format, version, encoding,
-                          feed metadata, repairs made, and the error (with line and column), if any
-          --charset NAME  decode inputs that do not say otherwise as NAME (like an HTTP charset)
-          --sanitize      clean the HTML of titles, summaries and content to an allow-list (no scripts,
-                          styles, frames, event handlers or javascript: URLs); without it HTML is as written
-          -q, --quiet     do not print errors, nor text replaced, on stderr (the exit status still tells)
-          -h, --help      show this help
-
-        Text that is not what the bytes say under their label (bytes that contradict the charset and are
-        read in another encoding, invalid bytes replaced with U+FFFD) is reported on one stderr line per
-        input, starting 'text replaced:'.
+        \(options.help())
 
         Exit status: 0 when every input parsed cleanly (repairs included), 1 when an input could not be
         read or had an unrecoverable error (the articles before it are still printed) or output could not
@@ -37,27 +26,51 @@ enum ParseCommand {
           curl -s https://example.org/feed.xml | feedingest parse - --report report.json
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q", "--sanitize"], options: ["--report", "--charset"], command: "parse", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        guard !parsed.positional.isEmpty else {
-            return Command.usageError(.init(message: "parse needs at least one FILE (or - for stdin)", hint: "see 'feedingest parse --help'"))
-        }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        var configuration = FeedParserConfiguration()
-        configuration.xml.charsetHint = parsed.options["--charset"]
-        configuration.sanitizesHTML = parsed.flags.contains("--sanitize")
+    static let name = "parse"
 
+    static let report = ValueOption<String>(
+        "--report", "FILE", .text,
+        help: "write a JSON report describing each input: format, version, encoding, feed metadata, repairs made, and the "
+            + "error (with line and column), if any")
+    static let charset = ValueOption<String>(
+        "--charset", "NAME", .text, help: "decode inputs that do not say otherwise as NAME (like an HTTP charset)")
+    static let sanitize = IngestCommand.sanitize.described(
+        "clean the HTML of titles, summaries and content to an allow-list (no scripts, styles, frames, event handlers or "
+            + "javascript: URLs); without it HTML is as written")
+    static let quiet = CommonOptions.quiet("do not print errors on stderr (the exit status still tells)")
+
+    static let options = OptionTable([report, charset, sanitize, quiet])
+
+    /// What to parse, and how.
+    struct Configuration {
+        /// The inputs: paths, `-` for stdin, `http(s)` URLs.
+        var inputs: [String]
+        /// Where the report goes (`--report`).
+        var reportPath: String?
+        /// Whether errors stay off stderr (`--quiet`).
+        var quiet = false
+        var parser = FeedParserConfiguration()
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        guard !arguments.positional.isEmpty else {
+            throw UsageError(message: "parse needs at least one FILE (or - for stdin)", hint: "see 'feedingest parse --help'")
+        }
+        var configuration = Configuration(inputs: arguments.positional, reportPath: arguments.text(report), quiet: arguments.contains(quiet))
+        configuration.parser.xml.charsetHint = arguments.text(charset)
+        configuration.parser.sanitizesHTML = arguments.contains(sanitize)
+        return configuration
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
         var inputs: [ParsedInput] = []
         var failed = false
         let reader = InputReader()
         // A closed stdout stops the parse (the consumer throws at its next chunk) instead of ending the process.
         StandardStreams.output.onClose = { _ in }
-        for input in parsed.positional {
-            let parsed = reader.parse(input, configuration: configuration)
+        for input in configuration.inputs {
+            let parsed = reader.parse(input, configuration: configuration.parser)
             if StandardStreams.output.closedReason != nil { break }  // said below; the input's error is only that
             if let replacement = parsed.summary.textReplacement, !quiet {
                 StandardStreams.error.write("feedingest: \(input): \(replacement)\n")
@@ -78,7 +91,7 @@ enum ParseCommand {
             return 1  // no report: it would describe inputs not parsed to their end
         }
 
-        if let reportPath = parsed.options["--report"] {
+        if let reportPath = configuration.reportPath {
             var json = JSONWriter()
             json.beginObject()
             json.field("generator", "feedingest \(Command.version)")
@@ -108,128 +121,6 @@ enum ParseCommand {
             if let curlCode = error.curlCode { text += " [CURLcode \(curlCode.rawValue)]" }
             return text
         case .store(let error): return "\(input): \(error)"
-        }
-    }
-
-    /// One input's outcome: what the parser learnt, and the error that stopped it (typed: reading or parsing).
-    struct ParsedInput {
-        var summary: FeedSummary
-        var error: IngestError?
-
-        /// The input's object in the report: the parser's summary, with the error of whichever layer failed.
-        func write(to json: inout JSONWriter) {
-            json.beginObject()
-            var summary = summary
-            summary.source = Redaction.redactedURL(summary.source)
-            summary.metadata = summary.metadata.redactingPasswords()
-            summary.writeFields(to: &json)
-            switch error {
-            case .parse(let error)?:
-                json.key("error")
-                error.write(to: &json)
-            case .fetch(let error)?:
-                json.key("error")
-                json.beginObject()
-                json.field("kind", "fetch")
-                json.field("name", error.kind.name)
-                json.field("message", Redaction.redactedText(error.message))
-                if let status = error.status { json.field("status", status) }
-                if let curlCode = error.curlCode { json.field("curlCode", Int(curlCode.rawValue)) }
-                json.endObject()
-            case .store?, nil:
-                break
-            }
-            json.endObject()
-        }
-    }
-
-    /// Reads every input through the path ingest uses: Fetch delivers a local file, standard input or an `http(s)`
-    /// URL (inflating gzip, told by its magic number or `Content-Encoding`) to a ``FeedParsingConsumer`` as the bytes
-    /// arrive, and each article is printed as soon as its item closes.
-    final class InputReader {
-        /// Local files and stdin: the user's own input, so no size limit (a 200 MB feed streams in flat memory).
-        private let local: Fetcher = {
-            var configuration = FetchConfiguration()
-            configuration.maximumBodyBytes = .max
-            configuration.maximumDecodedBytes = .max
-            configuration.maximumInflationRatio = .infinity
-            configuration.computesBodyHash = false  // nothing reads it here
-            return Fetcher(configuration: configuration)
-        }()
-        /// URLs, with Fetch's default limits; made on first use, so a local parse starts no transfer thread.
-        private var network: Fetcher?
-
-        func parse(_ input: String, configuration: FeedParserConfiguration) -> ParsedInput {
-            let request: FetchRequest
-            let fetcher: Fetcher
-            let lowered = input.lowercased()
-            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-                guard let url = URL(string: input), url.host != nil else {
-                    let error = FetchError(kind: .invalidURL, message: "not a valid URL", url: input)
-                    return ParsedInput(summary: FeedParsingConsumer(source: input).summary, error: .fetch(error))
-                }
-                if network == nil {
-                    var configuration = FetchConfiguration()
-                    configuration.computesBodyHash = false
-                    network = Fetcher(configuration: configuration)
-                }
-                fetcher = network!
-                request = FetchRequest(url: url)
-            } else {
-                fetcher = local
-                request = input == "-" ? .standardInput : .localFile(input)
-            }
-            let consumer = PrintingConsumer(FeedParsingConsumer(source: input, configuration: configuration))
-            let result = fetcher.fetch(request, into: consumer)
-            StandardStreams.output.flush()
-            var error = consumer.feed.failure(of: result)
-            if error == nil, result.isNotModified {
-                error = .fetch(FetchError(kind: .httpStatus(304), message: "not modified (HTTP 304) without validators", url: input,
-                                          status: 304))
-            }
-            return ParsedInput(summary: consumer.feed.summary, error: error)
-        }
-
-        func shutdown() {
-            network?.shutdown()
-            network = nil
-        }
-    }
-
-    /// Passes the body to the feed's consumer and flushes stdout whenever it has parsed every byte that arrived, so
-    /// articles go out as the body arrives, never held to the end (nor written a few at a time on a fast transfer).
-    final class PrintingConsumer: FetchConsumer {
-        let feed: FeedParsingConsumer
-        private var json = JSONWriter()
-
-        init(_ feed: FeedParsingConsumer) {
-            self.feed = feed
-            feed.onArticle = { [unowned self] article, _ in
-                json.reset()
-                article.writeRedacted(to: &json)
-                json.raw(0x0A)
-                _ = json.withBytes { StandardStreams.output.writeRecord($0) }
-            }
-        }
-
-        /// Stdout closed (the reader exited): nothing more can be printed, so the transfer stops.
-        struct OutputClosed: Error {}
-
-        func fetchDidReceiveResponse(_ response: FetchResponse) throws {
-            try feed.fetchDidReceiveResponse(response)
-        }
-
-        func fetchDidReceive(_ bytes: UnsafeRawBufferPointer) throws {
-            if StandardStreams.output.closedReason != nil { throw OutputClosed() }
-            try feed.fetchDidReceive(bytes)
-        }
-
-        func fetchWillWait() {
-            StandardStreams.output.flush()
-        }
-
-        func fetchDidFinish() throws {
-            try feed.fetchDidFinish()
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Ingest
 
 /// `feedingest subscribe URL [TAG...]` and `subscribe --from LIST`: adds subscriptions to the store without fetching.
-enum SubscribeCommand {
+enum SubscribeCommand: Subcommand {
     static let help = """
         Usage: feedingest subscribe URL [TAG...] [--store STORE]
                feedingest subscribe --from LIST|OPML [--store STORE]
@@ -15,11 +15,7 @@ enum SubscribeCommand {
         list given to ingest or watch belong to that list, which unsubscribes those it no longer names.
 
         Options:
-          --from LIST    subscribe to every feed of LIST (one feed a line, or OPML; - for stdin)
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          -q, --quiet    print nothing but errors
-          -h, --help     show this help
+        \(options.help())
 
         Prints one line a feed on stdout: "subscribed URL" or "already subscribed URL".
 
@@ -31,38 +27,70 @@ enum SubscribeCommand {
           feedingest subscribe --from subscriptions.opml && feedingest ingest
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--quiet", "-q"], options: ["--from", "--store"], command: "subscribe", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
+    static let name = "subscribe"
+
+    static let from = ValueOption<String>(
+        "--from", "LIST", .text, help: "subscribe to every feed of LIST (one feed a line, or OPML; - for stdin)")
+    static let quiet = CommonOptions.quiet("print nothing but errors")
+
+    static let options = OptionTable([from, CommonOptions.store, quiet])
+
+    /// What to subscribe to, and where.
+    struct Configuration {
+        /// Where the feeds come from.
+        enum Feeds: Hashable {
+            /// Every feed of the list or OPML file at this path (`-` for stdin).
+            case listed(in: String)
+            /// The feed given on the command line, with its tags.
+            case given(FeedList)
         }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        var list: FeedList
-        if let from = parsed.options["--from"] {
-            guard parsed.positional.isEmpty else {
-                return Command.usageError(.init(message: "subscribe takes a URL or --from LIST, not both", hint: nil))
+
+        var feeds: Feeds
+        /// The store `--store` names; `nil` for the default one.
+        var storeOption: String?
+        /// Whether only errors are printed (`--quiet`).
+        var quiet = false
+    }
+
+    static func configuration(_ arguments: Arguments) throws(UsageError) -> Configuration {
+        let feeds: Configuration.Feeds
+        if let path = arguments.text(from) {
+            guard arguments.positional.isEmpty else {
+                throw UsageError(message: "subscribe takes a URL or --from LIST, not both", hint: nil)
             }
-            guard let loaded = ListFile.load(from) else { return 2 }
+            feeds = .listed(in: path)
+        } else {
+            guard let url = arguments.positional.first else {
+                throw UsageError(message: "subscribe needs a feed's URL (or --from LIST)", hint: "see 'feedingest subscribe --help'")
+            }
+            var list = FeedList()
+            list.addLine(url, tags: Array(arguments.positional.dropFirst()))
+            if let problem = list.problems.first {
+                throw UsageError(message: "cannot subscribe to '\(url)': \(problem.message)", hint: nil)
+            }
+            feeds = .given(list)
+        }
+        return Configuration(feeds: feeds, storeOption: arguments.text(CommonOptions.store), quiet: arguments.contains(quiet))
+    }
+
+    static func run(_ configuration: Configuration) -> Int32 {
+        let quiet = configuration.quiet
+        let list: FeedList
+        switch configuration.feeds {
+        case .listed(let path):
+            guard let loaded = ListFile.load(path) else { return 2 }
             list = loaded
-            let name = from == "-" ? "stdin" : from
+            let name = path == "-" ? "stdin" : path
             if !quiet {
                 for problem in list.problems {
                     let text = problem.text.isEmpty ? "" : ": \(problem.text)"
                     StandardStreams.error.write("feedingest: \(name):\(problem.line): \(problem.message)\(text)\n")
                 }
             }
-        } else {
-            guard let url = parsed.positional.first else {
-                return Command.usageError(.init(message: "subscribe needs a feed's URL (or --from LIST)", hint: "see 'feedingest subscribe --help'"))
-            }
-            list = FeedList()
-            list.addLine(url, tags: Array(parsed.positional.dropFirst()))
-            if let problem = list.problems.first {
-                return Command.usageError(.init(message: "cannot subscribe to '\(url)': \(problem.message)", hint: nil))
-            }
+        case .given(let given):
+            list = given
         }
-        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: StoreConfiguration()) else { return 2 }
+        guard let store = StoreLocation.openForWriting(option: configuration.storeOption, configuration: StoreConfiguration()) else { return 2 }
         do {
             let context = try store.makeContext()
             let urls = list.entries.map(\.storeURL)
@@ -82,85 +110,5 @@ enum SubscribeCommand {
         }
         StandardStreams.output.flush()
         return list.problems.isEmpty ? 0 : 1
-    }
-}
-
-/// `feedingest unsubscribe URL... [--purge]`: ends subscriptions; the articles stay unless purged.
-enum UnsubscribeCommand {
-    static let help = """
-        Usage: feedingest unsubscribe URL... [--purge] [--store STORE]
-
-        Unsubscribes from feeds, each named by its URL as listed or the path of a local feed: they are no longer
-        fetched by 'feedingest ingest' without FEEDS, shown by 'feedingest feeds' (but with --all) or exported by
-        export-opml. Their articles stay in the store, unless --purge deletes the feeds with their articles. A feed
-        still named by a list file comes back the next time that list is ingested or watched: remove its line.
-
-        Options:
-          --purge        delete the feeds and their articles
-          --store STORE  the store, an SQLite path or a PostgreSQL URI (default: $FEEDINGEST_STORE, else
-                         $XDG_DATA_HOME/feedingest/feedingest.sqlite, else ~/.local/share/feedingest/feedingest.sqlite)
-          -q, --quiet    print nothing but errors
-          -h, --help     show this help
-
-        Prints one line a feed on stdout: "unsubscribed URL (N articles kept)" or "deleted URL and N articles".
-
-        Exit status: 0 when every feed named was found; 1 when one was not in the store (the others are
-        unsubscribed); 2 for usage errors and a missing or unusable store.
-
-        Examples:
-          feedingest unsubscribe https://example.org/feed.xml
-          feedingest feeds --json | jq -r 'select(.status == "failing") | .url' | xargs feedingest unsubscribe --purge
-        """
-
-    static func run(_ arguments: [String]) -> Int32 {
-        let parsed: Arguments
-        switch Command.invocation(arguments, flags: ["--purge", "--quiet", "-q"], options: ["--store"], command: "unsubscribe", help: help) {
-        case .exit(let status): return status
-        case .run(let arguments): parsed = arguments
-        }
-        guard !parsed.positional.isEmpty else {
-            return Command.usageError(.init(message: "unsubscribe needs a feed's URL", hint: "'feedingest feeds' lists them"))
-        }
-        let quiet = parsed.flags.contains("--quiet") || parsed.flags.contains("-q")
-        let purge = parsed.flags.contains("--purge")
-        let path = StoreLocation.path(option: parsed.options["--store"], createsDirectory: false)
-        guard Store.isPostgresURI(path) || FileManager.default.fileExists(atPath: path) else {
-            StandardStreams.error.write("feedingest: no store at \(path) (nothing is subscribed yet)\n")
-            return 2
-        }
-        guard let store = StoreLocation.openForWriting(option: parsed.options["--store"], configuration: StoreConfiguration()) else { return 2 }
-        var missing = 0
-        do {
-            let context = try store.makeContext()
-            for name in parsed.positional {
-                guard let feed = try ArticlesCommand.feed(named: name, in: context) else {
-                    missing += 1
-                    var line = "feedingest: no feed '\(name)' in the store \(context.path)"
-                    let known = try context.feedStatuses().map { StoreLocation.displayName(ofFeed: $0.url) }
-                    if let suggestion = Arguments.closest(to: name, in: known) { line += " (did you mean '\(suggestion)'?)" }
-                    StandardStreams.error.write(line + "\n")
-                    continue
-                }
-                let status = try context.feedStatus(feed)
-                let articles = status.articleCount
-                let changed = try context.unsubscribe([feed], purge: purge)
-                guard !quiet else { continue }
-                let shown = StoreLocation.displayName(ofFeed: status.url)
-                if purge {
-                    StandardStreams.output.write("deleted \(shown) and \(StatusObserver.plural(articles, "article"))\n")
-                } else if changed == 0 {
-                    StandardStreams.output.write("not subscribed \(shown)\n")
-                } else {
-                    var line = "unsubscribed \(shown) (\(StatusObserver.plural(articles, "article")) kept)"
-                    if let list = status.listSource { line += "; \(list) still lists it: remove its line, or ingesting that list subscribes it again" }
-                    StandardStreams.output.write(line + "\n")
-                }
-            }
-        } catch {
-            StandardStreams.error.write(StoreLocation.cannotUse(store.path, error) + "\n")
-            return 2
-        }
-        StandardStreams.output.flush()
-        return missing == 0 ? 0 : 1
     }
 }

@@ -33,32 +33,8 @@ enum Command {
           feedingest export-opml > subscriptions.opml
         """
 
-    /// What a subcommand's arguments came to: arguments to run with, or the exit status when there is nothing
-    /// more to do (its help was printed, or a usage error).
-    enum Invocation {
-        case run(Arguments)
-        case exit(Int32)
-    }
-
-    /// Parses a subcommand's arguments, `--help` and `-h` included: prints the help, or the usage error, when that
-    /// is all there is to do.
-    static func invocation(_ arguments: [String], flags: Set<String> = [], options: Set<String> = [], command: String,
-                           help: String) -> Invocation {
-        let parsed: Arguments
-        do {
-            parsed = try Arguments(arguments, spec: .init(flags: flags.union(["--help", "-h"]), options: options), command: command)
-        } catch {
-            return .exit(usageError(error))
-        }
-        if parsed.flags.contains("--help") || parsed.flags.contains("-h") {
-            StandardStreams.output.write(help + "\n")
-            StandardStreams.output.flush()
-            return .exit(0)
-        }
-        return .run(parsed)
-    }
-
-    static func usageError(_ error: Arguments.UsageError) -> Int32 {
+    /// Prints a usage error on stderr; returns its exit status, 2.
+    static func usageError(_ error: UsageError) -> Int32 {
         var line = "feedingest: \(error.message)"
         if let hint = error.hint { line += " (\(hint))" }
         StandardStreams.error.write(line + "\n")
@@ -73,25 +49,25 @@ enum Command {
         }
         switch first {
         case "parse":
-            return ParseCommand.run(Array(arguments.dropFirst()))
+            return ParseCommand.main(Array(arguments.dropFirst()))
         case "ingest":
-            return IngestCommand.run(Array(arguments.dropFirst()))
+            return IngestCommand.main(Array(arguments.dropFirst()))
         case "watch":
-            return WatchCommand.run(Array(arguments.dropFirst()))
+            return WatchCommand.main(Array(arguments.dropFirst()))
         case "articles":
-            return ArticlesCommand.run(Array(arguments.dropFirst()))
+            return ArticlesCommand.main(Array(arguments.dropFirst()))
         case "feeds":
-            return FeedsCommand.run(Array(arguments.dropFirst()))
+            return FeedsCommand.main(Array(arguments.dropFirst()))
         case "export-opml":
-            return ExportOPMLCommand.run(Array(arguments.dropFirst()))
+            return ExportOPMLCommand.main(Array(arguments.dropFirst()))
         case "subscribe":
-            return SubscribeCommand.run(Array(arguments.dropFirst()))
+            return SubscribeCommand.main(Array(arguments.dropFirst()))
         case "unsubscribe":
-            return UnsubscribeCommand.run(Array(arguments.dropFirst()))
+            return UnsubscribeCommand.main(Array(arguments.dropFirst()))
         case "download":
-            return DownloadCommand.run(Array(arguments.dropFirst()))
+            return DownloadCommand.main(Array(arguments.dropFirst()))
         case "downloads":
-            return DownloadsCommand.run(Array(arguments.dropFirst()))
+            return DownloadsCommand.main(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             StandardStreams.output.write(help + "\n")
             StandardStreams.output.flush()
@@ -103,17 +79,19 @@ enum Command {
         default:
             if first.hasPrefix("-"), first != "-" {
                 let name = first.split(separator: "=", maxSplits: 1).first.map(String.init) ?? first
-                if IngestCommand.flags.contains(first) || IngestCommand.options.contains(name) {
-                    return IngestCommand.run(arguments)  // options before FEEDS: ingest's own parser takes them all
+                // Options before FEEDS: ingest's own parser takes them all (a flag only without a value).
+                if let option = IngestCommand.options.option(named: name), option.takesValue || name == first {
+                    return IngestCommand.main(arguments)
                 }
-                let suggestion = Arguments.closest(to: first, in: ["--help", "--version"] + IngestCommand.flags.union(IngestCommand.options).sorted())
+                let ingestNames = IngestCommand.options.names.filter { !CommonOptions.help.option.names.contains($0) }
+                let suggestion = Arguments.closest(to: first, in: ["--help", "--version"] + ingestNames)
                 return usageError(.init(message: "unknown option '\(first)'", hint: suggestion.map { "did you mean '\($0)'?" } ?? "see 'feedingest --help'"))
             }
             // A word that is no file but nearly a command is a typo of the command, not a feed list.
             if first != "-", !FileManager.default.fileExists(atPath: first), let suggestion = Arguments.closest(to: first, in: ["parse", "ingest", "watch", "articles", "feeds", "export-opml", "subscribe", "unsubscribe", "download", "downloads", "help"]) {
                 return usageError(.init(message: "unknown command '\(first)'", hint: "did you mean '\(suggestion)'?"))
             }
-            return IngestCommand.run(arguments)
+            return IngestCommand.main(arguments)
         }
     }
 }

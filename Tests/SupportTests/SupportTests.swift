@@ -30,7 +30,8 @@ struct SupportTests {
         #expect(Duration.milliseconds(1500).seconds == 1.5)
         #expect(Duration.nanoseconds(1).millisecondsRoundedUp == 1, "a tiny timeout never becomes 0, which means none")
         #expect(Duration.seconds(2).millisecondsRoundedUp == 2000)
-        #expect(Duration.seconds(double: 0.25) == .milliseconds(250))
+        #expect(Duration.seconds(0.2504, rounding: .toNearestOrAwayFromZero) == .milliseconds(250))
+        #expect(Duration.seconds(0.2501, rounding: .up) == .milliseconds(251))
         #expect(Duration.seconds(Int64.max).millisecondsRoundedUp == Int.max, "clamped")
     }
 
